@@ -1,0 +1,245 @@
+"""``spark.sparklock.*`` configuration: parsing, defaults, validation.
+
+Usable without Spark (a plain mapping of key → string), so the managers and the command-line tool
+share exactly the parser the Spark bridge uses. Values follow Spark's conventions: durations such as
+``100ms``, ``4s``, ``2min``; booleans ``true``/``false``. A bad value raises :class:`ConfigError`
+naming the key and what it accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import ConfigError
+from .model import WaitPolicy
+
+PREFIX = "spark.sparklock."
+
+_DURATION_UNITS = {
+    "us": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "min": 60.0,
+    "h": 3600.0,
+    "d": 86400.0,
+}
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
+DURATION_ACCEPTS = "a duration such as 100ms, 4s, 2min (units us, ms, s, m, min, h, d; bare = ms)"
+
+
+def parse_duration(key: str, value: str | float | int) -> float:
+    """Seconds from a Spark-style duration; a bare number means milliseconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value) / 1000.0
+    else:
+        m = _DURATION_RE.match(str(value).lower())
+        if not m or m.group(2) not in ("", *_DURATION_UNITS):
+            raise ConfigError(key, value, DURATION_ACCEPTS)
+        unit = _DURATION_UNITS.get(m.group(2), 1e-3)
+        seconds = float(m.group(1)) * unit
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    ms = round(seconds * 1000)
+    if ms % 60000 == 0 and ms:
+        return f"{ms // 60000}min"
+    if ms % 1000 == 0 and ms:
+        return f"{ms // 1000}s"
+    return f"{ms}ms"
+
+
+def parse_bool(key: str, value: str | bool) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text == "true":
+        return True
+    if text == "false":
+        return False
+    raise ConfigError(key, value, "true or false")
+
+
+def parse_int(key: str, value: str | int, minimum: int) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = None
+    if number is None or number < minimum:
+        raise ConfigError(key, value, f"an integer >= {minimum}")
+    return number
+
+
+def parse_choice(key: str, value: str, choices: tuple[str, ...]) -> str:
+    text = str(value).strip().lower()
+    if text not in choices:
+        raise ConfigError(key, value, " or ".join(choices))
+    return text
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    key: str
+    default: str
+    doc: str
+
+
+# The documented keys, in README order (the README table is checked against this list).
+KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey(
+        "spark.sparklock.enabled",
+        "true",
+        "Take locks at all (Hive's hive.support.concurrency). Can change at runtime.",
+    ),
+    ConfigKey(
+        "spark.sparklock.manager",
+        "embedded",
+        "embedded (in-process, one Spark application) or zookeeper (shared with Hive).",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.quorum",
+        "127.0.0.1:2181",
+        "ZooKeeper connection string host:port[,host:port...]; a /chroot suffix is allowed.",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.namespace",
+        "hive_zookeeper_namespace",
+        "Root znode of all locks; Hive's hive.zookeeper.namespace.",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.sessionTimeout",
+        "30s",
+        "ZooKeeper session timeout: how long a dead driver's implicit locks outlive it.",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.connectionTimeout",
+        "15s",
+        "How long to wait for the first ZooKeeper connection before failing.",
+    ),
+    ConfigKey(
+        "spark.sparklock.lock.numRetries",
+        "100",
+        "Attempts per statement (1 = one attempt, fail at once).",
+    ),
+    ConfigKey(
+        "spark.sparklock.lock.retryInterval",
+        "1s",
+        "Sleep between attempts (retry policy); the budget of both policies is "
+        "numRetries x retryInterval.",
+    ),
+    ConfigKey(
+        "spark.sparklock.lock.waitPolicy",
+        "queue",
+        "queue (fair, woken by ZooKeeper watches) or retry (Hive's release-sleep-retry).",
+    ),
+    ConfigKey(
+        "spark.sparklock.unlock.numRetries",
+        "10",
+        "Attempts to release a lock that fails transiently before it is reported.",
+    ),
+)
+DEFAULTS = {k.key: k.default for k in KEYS}
+
+
+@dataclass(frozen=True)
+class LockSettings:
+    """How one acquisition waits; may differ per session (spark.conf.set)."""
+
+    num_retries: int = 100
+    retry_interval: float = 1.0
+    wait_policy: WaitPolicy = WaitPolicy.QUEUE
+    unlock_num_retries: int = 10
+
+    @property
+    def budget(self) -> float:
+        """Total time a statement may wait: attempts x interval (both policies)."""
+        return self.num_retries * self.retry_interval
+
+
+@dataclass(frozen=True)
+class SparkLockConfig:
+    enabled: bool = True
+    manager: str = "embedded"
+    zookeeper_quorum: str = "127.0.0.1:2181"
+    zookeeper_namespace: str = "hive_zookeeper_namespace"
+    zookeeper_session_timeout: float = 30.0
+    zookeeper_connection_timeout: float = 15.0
+    lock: LockSettings = LockSettings()
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str] | None = None) -> SparkLockConfig:
+        """Parse every ``spark.sparklock.*`` key (unknown sparklock keys are errors too)."""
+        conf = dict(conf or {})
+        known = set(DEFAULTS)
+        for key in conf:
+            if key.startswith(PREFIX) and key not in known:
+                raise ConfigError(
+                    key, conf[key], "one of the documented keys: " + ", ".join(sorted(known))
+                )
+        v = {**DEFAULTS, **{k: conf[k] for k in conf if k in known}}
+        namespace = str(v["spark.sparklock.zookeeper.namespace"]).strip().strip("/")
+        if not namespace or any(p in ("", ".", "..") for p in namespace.split("/")):
+            raise ConfigError(
+                "spark.sparklock.zookeeper.namespace",
+                v["spark.sparklock.zookeeper.namespace"],
+                "a znode name such as hive_zookeeper_namespace",
+            )
+        quorum = str(v["spark.sparklock.zookeeper.quorum"]).strip()
+        if not re.match(r"^[^,\s/]+(,[^,\s/]+)*(/\S*)?$", quorum):
+            raise ConfigError(
+                "spark.sparklock.zookeeper.quorum", quorum, "host:port[,host:port...][/chroot]"
+            )
+        timeouts = {}
+        for key in ("sessionTimeout", "connectionTimeout"):
+            full = f"spark.sparklock.zookeeper.{key}"
+            seconds = parse_duration(full, v[full])
+            if seconds <= 0:
+                raise ConfigError(full, v[full], DURATION_ACCEPTS + ", greater than 0")
+            timeouts[key] = seconds
+        interval_key = "spark.sparklock.lock.retryInterval"
+        lock = LockSettings(
+            num_retries=parse_int(
+                "spark.sparklock.lock.numRetries", v["spark.sparklock.lock.numRetries"], 1
+            ),
+            retry_interval=parse_duration(interval_key, v[interval_key]),
+            wait_policy=WaitPolicy(
+                parse_choice(
+                    "spark.sparklock.lock.waitPolicy",
+                    v["spark.sparklock.lock.waitPolicy"],
+                    ("queue", "retry"),
+                )
+            ),
+            unlock_num_retries=parse_int(
+                "spark.sparklock.unlock.numRetries", v["spark.sparklock.unlock.numRetries"], 1
+            ),
+        )
+        return cls(
+            enabled=parse_bool("spark.sparklock.enabled", v["spark.sparklock.enabled"]),
+            manager=parse_choice(
+                "spark.sparklock.manager", v["spark.sparklock.manager"], ("embedded", "zookeeper")
+            ),
+            zookeeper_quorum=quorum,
+            zookeeper_namespace=namespace,
+            zookeeper_session_timeout=timeouts["sessionTimeout"],
+            zookeeper_connection_timeout=timeouts["connectionTimeout"],
+            lock=lock,
+        )
+
+    @property
+    def namespace_root(self) -> str:
+        return "/" + self.zookeeper_namespace
+
+    def settings_key(self) -> tuple:
+        """What identifies the manager instance this config needs (one per process per key)."""
+        if self.manager == "embedded":
+            return ("embedded",)
+        return (
+            "zookeeper",
+            self.zookeeper_quorum,
+            self.zookeeper_namespace,
+            self.zookeeper_session_timeout,
+            self.zookeeper_connection_timeout,
+        )

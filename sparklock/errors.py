@@ -1,0 +1,104 @@
+"""Errors sparklock raises.
+
+Every message starts with a stable, upper-case code (``LOCK_CONFLICT``, ``NOT_LOCKED``, ...) so
+that callers, log scrapers and the JVM side can recognise the kind of failure without parsing the
+rest of the text.
+"""
+
+from __future__ import annotations
+
+
+class SparkLockError(Exception):
+    """Base class of every sparklock error."""
+
+    code = "SPARKLOCK_ERROR"
+
+
+class ConfigError(SparkLockError, ValueError):
+    """A ``spark.sparklock.*`` value that cannot be used; names the key and what it accepts."""
+
+    code = "INVALID_CONFIG"
+
+    def __init__(self, key: str, value: object, accepted: str) -> None:
+        self.key = key
+        self.value = value
+        self.accepted = accepted
+        super().__init__(f"{self.code}: {key}={value!r} is not valid; accepted: {accepted}")
+
+
+class InvalidObjectError(SparkLockError, ValueError):
+    """A database/table/partition name that cannot name a lock object."""
+
+    code = "INVALID_LOCK_OBJECT"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"{self.code}: {message}")
+
+
+class LockConflictError(SparkLockError):
+    """A lock set could not be acquired within its budget.
+
+    ``holders`` is a list of :class:`sparklock.model.LockInfo` of the locks that refused it.
+    """
+
+    code = "LOCK_CONFLICT"
+
+    def __init__(
+        self,
+        object_name: str,
+        mode: str,
+        attempts: int,
+        waited_s: float,
+        holders: list,
+    ) -> None:
+        self.object_name = object_name
+        self.mode = mode
+        self.attempts = attempts
+        self.waited_s = waited_s
+        self.holders = list(holders)
+        if holders:
+            who = "; ".join(h.describe() for h in holders)
+        else:
+            who = "holders already gone"
+        super().__init__(
+            f"{self.code}: could not acquire {mode} lock on {object_name} after "
+            f"{attempts} attempt{'s' if attempts != 1 else ''} ({waited_s:.3f} s waited); "
+            f"held by: {who}"
+        )
+
+
+class NotLockedError(SparkLockError):
+    """UNLOCK of an object that holds no lock (Hive: "Table t is not locked")."""
+
+    code = "NOT_LOCKED"
+
+    def __init__(self, object_name: str, kind: str = "Object") -> None:
+        self.object_name = object_name
+        super().__init__(f"{self.code}: {kind} {object_name} is not locked")
+
+
+class LocksLostError(SparkLockError):
+    """The locks a statement held are gone (ZooKeeper session lost): it is no longer protected."""
+
+    code = "LOCKS_LOST"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")
+
+
+class LockManagerUnavailableError(SparkLockError):
+    """The lock service cannot be reached (e.g. no ZooKeeper connection within the timeout)."""
+
+    code = "LOCK_MANAGER_UNAVAILABLE"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")
+
+
+class UnlockError(SparkLockError):
+    """Some locks could not be released after every retry; they are listed, not swallowed."""
+
+    code = "UNLOCK_FAILED"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")

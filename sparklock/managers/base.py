@@ -1,0 +1,285 @@
+"""The lock-manager interface and the acquisition loop both managers share.
+
+A manager stores locks and answers the grant rule for one object set; this module owns the policy
+around it: the lock-set order, the ``retry`` loop (Hive's), the budget, cancellation, the logging of
+what a statement waits for, and the ``LOCK_CONFLICT`` error.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ..config import LockSettings
+from ..errors import LockConflictError, LocksLostError, SparkLockError
+from ..model import (  # noqa: F401  (LockMode re-exported for managers)
+    LockData,
+    LockInfo,
+    LockMode,
+    LockRequest,
+    LockType,
+    WaitPolicy,
+    build_lock_set,
+)
+from ..objects import LockObject
+
+log = logging.getLogger("sparklock")
+
+# How often a waiting statement logs what it waits for.
+WAIT_LOG_INTERVAL = 5.0
+
+
+class AcquisitionCancelled(SparkLockError):
+    """The statement was cancelled while it waited for its locks; nothing is held."""
+
+    code = "LOCK_WAIT_CANCELLED"
+
+    def __init__(self, object_name: str) -> None:
+        super().__init__(f"{self.code}: cancelled while waiting for a lock on {object_name}")
+
+
+def local_client_address() -> str:
+    """The client field of the lock data (Hive writes the client's IP address)."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+@dataclass
+class Refusal:
+    """Why an attempt failed: the first object refused, in the requested mode, and its holders."""
+
+    request: LockRequest
+    holders: list[LockInfo]
+
+
+@dataclass
+class HeldLocks:
+    """The locks one acquisition holds (a statement's implicit set, or one LOCK TABLE)."""
+
+    owner: str
+    query_id: str
+    lock_type: LockType
+    locks: list[LockInfo]
+    manager: LockManager | None = field(default=None, repr=False)
+    lost_reason: str | None = None
+    released: bool = False
+    acquired_at: float = field(default_factory=time.monotonic)
+    _lost_callbacks: list[Callable[[HeldLocks], None]] = field(default_factory=list, repr=False)
+
+    @property
+    def lost(self) -> bool:
+        return self.lost_reason is not None
+
+    def check(self) -> None:
+        """Raise :class:`LocksLostError` if the locks are gone (fencing before/after work)."""
+        if self.lost_reason is not None:
+            names = ", ".join(sorted({i.name for i in self.locks})) or "-"
+            raise LocksLostError(
+                f"query {self.query_id} lost its locks ({self.lost_reason}); locks were: {names}"
+            )
+
+    def on_lost(self, callback: Callable[[HeldLocks], None]) -> None:
+        """Call ``callback`` (once) when the manager finds these locks gone."""
+        fire = False
+        with _callback_lock:
+            if self.lost_reason is not None:
+                fire = True
+            else:
+                self._lost_callbacks.append(callback)
+        if fire:
+            callback(self)
+
+    def mark_lost(self, reason: str) -> None:
+        with _callback_lock:
+            if self.lost_reason is not None or self.released:
+                return
+            self.lost_reason = reason
+            callbacks, self._lost_callbacks = self._lost_callbacks, []
+        log.error("sparklock: query %s lost its locks: %s", self.query_id, reason)
+        for cb in callbacks:
+            try:
+                cb(self)
+            except Exception:  # a callback must not stop the others
+                log.exception("sparklock: lost-locks callback failed")
+
+    def release(self) -> None:
+        if self.manager is not None:
+            self.manager.release(self)
+
+
+_callback_lock = threading.Lock()
+
+
+class LockManager(ABC):
+    """Stores locks. Subclasses implement one attempt (retry policy) and a queued wait."""
+
+    kind = "abstract"
+
+    def __init__(self, settings: LockSettings | None = None) -> None:
+        self.settings = settings or LockSettings()
+        self.client_address = local_client_address()
+
+    # -- the public API -----------------------------------------------------------------------
+    def acquire(
+        self,
+        requests: Iterable[LockRequest],
+        *,
+        owner: str,
+        query_id: str,
+        query_string: str = "",
+        lock_type: LockType = LockType.IMPLICIT,
+        settings: LockSettings | None = None,
+        cancel: threading.Event | None = None,
+        with_ancestors: bool = True,
+    ) -> HeldLocks:
+        """Acquire a lock set all-or-nothing, in the global order, within the settings' budget.
+
+        Implicit sets get SHARED on every ancestor; explicit ones (LOCK TABLE) lock exactly the
+        objects named. Raises :class:`LockConflictError` (nothing held) when the budget runs out.
+        """
+        settings = settings or self.settings
+        lock_set = build_lock_set(
+            requests, with_ancestors=with_ancestors and lock_type is LockType.IMPLICIT
+        )
+        data = LockData.now(query_id, lock_type, query_string, self.client_address)
+        if not lock_set:
+            return HeldLocks(owner, query_id, lock_type, [], self)
+        waiter = _WaitReporter(query_id, settings)
+        if settings.wait_policy is WaitPolicy.QUEUE:
+            held = self._acquire_queued(lock_set, data, owner, settings, cancel, waiter)
+        else:
+            held = self._acquire_retrying(lock_set, data, owner, settings, cancel, waiter)
+        held.manager = self
+        waiter.granted(held)
+        return held
+
+    def _acquire_retrying(
+        self,
+        lock_set: list[LockRequest],
+        data: LockData,
+        owner: str,
+        settings: LockSettings,
+        cancel: threading.Event | None,
+        waiter: _WaitReporter,
+    ) -> HeldLocks:
+        refusal: Refusal | None = None
+        for attempt in range(1, settings.num_retries + 1):
+            outcome = self._attempt(lock_set, data, owner)
+            if isinstance(outcome, HeldLocks):
+                return outcome
+            refusal = outcome
+            waiter.waiting(refusal, attempt)
+            if attempt < settings.num_retries:
+                if _sleep(settings.retry_interval, cancel):
+                    raise AcquisitionCancelled(refusal.request.name)
+        assert refusal is not None
+        raise conflict_error(refusal, settings.num_retries, waiter.elapsed())
+
+    @abstractmethod
+    def _attempt(
+        self, lock_set: Sequence[LockRequest], data: LockData, owner: str
+    ) -> HeldLocks | Refusal:
+        """One all-or-nothing try of the whole set; on refusal nothing of it stays held."""
+
+    @abstractmethod
+    def _acquire_queued(
+        self,
+        lock_set: Sequence[LockRequest],
+        data: LockData,
+        owner: str,
+        settings: LockSettings,
+        cancel: threading.Event | None,
+        waiter: _WaitReporter,
+    ) -> HeldLocks:
+        """Fair acquisition: keep the place in line; raise LockConflictError at the deadline."""
+
+    @abstractmethod
+    def release(self, held: HeldLocks) -> None:
+        """Release every lock of ``held`` (idempotent); report what cannot be released."""
+
+    @abstractmethod
+    def list_locks(
+        self, obj: LockObject | None = None, *, descendants: bool = True
+    ) -> list[LockInfo]:
+        """Current locks (all, or on ``obj`` and below it), in SHOW LOCKS order."""
+
+    @abstractmethod
+    def unlock(self, obj: LockObject) -> list[LockInfo]:
+        """Remove every lock on exactly ``obj``, whoever holds it; NotLockedError if none."""
+
+    def close(self) -> None:
+        """Release what the manager holds open (connections); held locks are not touched."""
+        return None
+
+
+def conflict_error(refusal: Refusal, attempts: int, waited: float) -> LockConflictError:
+    return LockConflictError(
+        refusal.request.name, refusal.request.mode.value, attempts, waited, refusal.holders
+    )
+
+
+def _sleep(seconds: float, cancel: threading.Event | None) -> bool:
+    """Sleep; True if cancelled meanwhile."""
+    if cancel is None:
+        time.sleep(seconds)
+        return False
+    return cancel.wait(seconds)
+
+
+class _WaitReporter:
+    """Logs what a statement waits for: once when it starts waiting, then every few seconds."""
+
+    def __init__(self, query_id: str, settings: LockSettings) -> None:
+        self.query_id = query_id
+        self.settings = settings
+        self.start = time.monotonic()
+        self.last_log = 0.0
+        self.waited = False
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def waiting(self, refusal: Refusal, attempt: int | None = None) -> None:
+        now = time.monotonic()
+        if self.waited and now - self.last_log < WAIT_LOG_INTERVAL:
+            return
+        self.waited = True
+        self.last_log = now
+        holders = "; ".join(h.describe() for h in refusal.holders) or "unknown holder"
+        where = f"attempt {attempt}/{self.settings.num_retries}" if attempt else "queued"
+        log.info(
+            "sparklock: query %s waits for %s lock on %s (%s, %.1f s of %.1f s budget); held by %s",
+            self.query_id,
+            refusal.request.mode.value,
+            refusal.request.name,
+            where,
+            now - self.start,
+            self.settings.budget,
+            holders,
+        )
+
+    def granted(self, held: HeldLocks) -> None:
+        if self.waited:
+            log.info(
+                "sparklock: query %s got its %d locks after %.3f s",
+                self.query_id,
+                len(held.locks),
+                self.elapsed(),
+            )
+
+
+__all__ = [
+    "AcquisitionCancelled",
+    "HeldLocks",
+    "LockManager",
+    "LockMode",
+    "Refusal",
+    "conflict_error",
+]

@@ -1,0 +1,202 @@
+"""The lock model: modes, requests, lock sets, lock data and the grant rule.
+
+Pure Python and shared by every manager, so the embedded and the ZooKeeper manager cannot drift
+apart on what is compatible, what order locks are taken in, or who blocks whom.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from .objects import LockObject
+
+
+class LockMode(str, Enum):
+    SHARED = "SHARED"
+    EXCLUSIVE = "EXCLUSIVE"
+
+    @classmethod
+    def parse(cls, text: str) -> LockMode:
+        try:
+            return cls(text.strip().upper())
+        except ValueError:
+            raise ValueError(f"lock mode must be SHARED or EXCLUSIVE, got {text!r}") from None
+
+
+def compatible(a: LockMode, b: LockMode) -> bool:
+    """Only SHARED/SHARED is compatible."""
+    return a is LockMode.SHARED and b is LockMode.SHARED
+
+
+class LockType(str, Enum):
+    """Hive's lockMode field in the node data: statement locks vs ``LOCK TABLE`` locks."""
+
+    IMPLICIT = "IMPLICIT"
+    EXPLICIT = "EXPLICIT"
+
+
+class WaitPolicy(str, Enum):
+    RETRY = "retry"  # Hive's: release all, sleep, retry the whole set
+    QUEUE = "queue"  # fair: keep the place in line, wait on the one conflicting node ahead
+
+
+@dataclass(frozen=True)
+class LockRequest:
+    obj: LockObject
+    mode: LockMode
+
+    @property
+    def name(self) -> str:
+        return self.obj.name
+
+
+def build_lock_set(
+    requests: Iterable[LockRequest], *, with_ancestors: bool = True
+) -> list[LockRequest]:
+    """Deduplicate (EXCLUSIVE wins), add SHARED on every ancestor, sort in the global order.
+
+    Explicit ``LOCK TABLE`` locks pass ``with_ancestors=False``: Hive locks exactly that object.
+    """
+    modes: dict[LockObject, LockMode] = {}
+
+    def add(obj: LockObject, mode: LockMode) -> None:
+        if modes.get(obj) is not LockMode.EXCLUSIVE:
+            modes[obj] = mode
+
+    for req in requests:
+        add(req.obj, req.mode)
+        if with_ancestors:
+            for anc in req.obj.ancestors():
+                add(anc, LockMode.SHARED)
+    return [LockRequest(o, modes[o]) for o in sorted(modes, key=lambda o: o.sort_key)]
+
+
+def _strip(value: object) -> str:
+    return str(value if value is not None else "").replace(":", "")
+
+
+@dataclass(frozen=True)
+class LockData:
+    """Hive's node data ``queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp``."""
+
+    query_id: str
+    lock_time_ms: int
+    lock_type: LockType
+    query_string: str = ""
+    client: str = ""
+
+    @classmethod
+    def now(
+        cls, query_id: str, lock_type: LockType, query_string: str = "", client: str = ""
+    ) -> LockData:
+        return cls(query_id, int(time.time() * 1000), lock_type, query_string, client)
+
+    def encode(self, max_query_length: int = 100_000) -> bytes:
+        query = _strip(" ".join(self.query_string.split()))[:max_query_length]
+        fields = [
+            _strip(self.query_id),
+            str(self.lock_time_ms),
+            self.lock_type.value,
+            query,
+            _strip(self.client),
+        ]
+        return ":".join(fields).encode("utf-8")
+
+    @classmethod
+    def decode(cls, data: bytes | None) -> LockData:
+        """Tolerant: a peer's malformed data still lists (with what could be read)."""
+        text = (data or b"").decode("utf-8", "replace")
+        parts = text.split(":")
+        while len(parts) < 5:
+            parts.append("")
+        query_id, lock_time, lock_type, query = parts[:4]
+        client = ":".join(parts[4:])
+        try:
+            t = int(lock_time)
+        except ValueError:
+            t = 0
+        try:
+            lt = LockType(lock_type)
+        except ValueError:
+            lt = LockType.IMPLICIT
+        return cls(query_id, t, lt, query, client)
+
+
+@dataclass(frozen=True)
+class LockInfo:
+    """One lock as listed by SHOW LOCKS (EXTENDED); also names a conflict's holders."""
+
+    obj: LockObject
+    mode: LockMode
+    data: LockData
+    lock_id: str = ""  # manager-specific: znode path or embedded sequence
+    owner: str | None = None  # known only for locks taken by this process
+
+    @property
+    def name(self) -> str:
+        return self.obj.name
+
+    def describe(self) -> str:
+        d = self.data
+        query = d.query_string if len(d.query_string) <= 120 else d.query_string[:117] + "..."
+        return (
+            f"{self.mode.value} {d.lock_type.value.lower()} lock on {self.name} "
+            f"(query_id={d.query_id or '?'}, client={d.client or '?'}, query={query!r})"
+        )
+
+
+def listing_order(info: LockInfo) -> tuple:
+    """SHOW LOCKS order: by name, EXCLUSIVE first, then oldest first."""
+    return (info.obj.sort_key, info.mode is not LockMode.EXCLUSIVE, info.lock_id)
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One lock (held or waiting) on an object, as the grant rule sees it."""
+
+    seq: int
+    mode: LockMode
+    key: str = ""  # identifies the node (znode name / embedded id)
+
+
+@dataclass
+class GrantDecision:
+    granted: bool
+    blockers: list[Contender] = field(default_factory=list)
+
+    @property
+    def nearest_blocker(self) -> Contender | None:
+        return max(self.blockers, key=lambda c: c.seq) if self.blockers else None
+
+
+def decide(
+    mine: Contender,
+    siblings: Sequence[Contender],
+    is_own_explicit: Callable[[Contender], bool] = lambda c: False,
+) -> GrantDecision:
+    """Hive's grant rule, owner-aware.
+
+    Hive: a request is refused when a lower-sequence sibling conflicts (an EXCLUSIVE one, or any
+    one for an EXCLUSIVE request). Owner-aware: the requester's own explicit locks do not count, nor
+    do siblings that can only be waiting behind one of them (they conflict with that explicit lock,
+    directly or through another such waiter), so a session's LOCK TABLE never blocks its own
+    statements and never deadlocks them against a queued third party.
+    """
+    ordered = sorted((c for c in siblings if c.key != mine.key), key=lambda c: c.seq)
+    stuck: list[Contender] = []  # own explicit locks and everything queued behind them
+    blockers: list[Contender] = []
+    for c in ordered:
+        if c.seq >= mine.seq:
+            break
+        if is_own_explicit(c):
+            stuck.append(c)
+            continue
+        if any(not compatible(c.mode, s.mode) for s in stuck):
+            stuck.append(c)
+            continue
+        if not compatible(c.mode, mine.mode):
+            blockers.append(c)
+    return GrantDecision(not blockers, blockers)

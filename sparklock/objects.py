@@ -1,0 +1,229 @@
+"""Lockable objects: database, table, partition prefix, partition.
+
+Names follow Hive exactly so that Hive and sparklock agree on every znode: database and table names
+lower-cased, partition names ``k1=v1/k2=v2`` escaped the way Hive and Spark escape partition
+directories (``FileUtils.escapePathName``), display names joined with ``@``
+(``db@t@k1=v1/k2=v2``), znode paths joined with ``/``.
+
+Escaping is also the safety boundary of the ZooKeeper tree: no name may produce a path component
+that leaves the object's own node (``/``, ``.``, ``..``) or that ZooKeeper rejects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from .errors import InvalidObjectError
+
+# Hive's / Spark's partition-path escape set (ExternalCatalogUtils.charToEscape, non-Windows).
+_HIVE_ESCAPED = frozenset(
+    [chr(c) for c in range(0x01, 0x20)]
+    + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
+)
+DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
+MAX_COMPONENT_LENGTH = 1024
+
+
+def _zk_forbidden(ch: str) -> bool:
+    """Characters ZooKeeper refuses in a path (PathUtils.validatePath), beyond Hive's escapes."""
+    o = ord(ch)
+    return o == 0 or 0x7F <= o <= 0x9F or 0xD800 <= o <= 0xF8FF or 0xFFF0 <= o <= 0xFFFF
+
+
+def _percent(ch: str) -> str:
+    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+
+
+def escape_path_name(value: str | None) -> str:
+    """Escape one partition key or value as Hive does; empty/None is Hive's default partition."""
+    if value is None or value == "":
+        return DEFAULT_PARTITION_NAME
+    out = []
+    for ch in value:
+        if ch in _HIVE_ESCAPED:
+            out.append(f"%{ord(ch):02X}")
+        elif _zk_forbidden(ch):
+            out.append(_percent(ch))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def unescape_path_name(value: str) -> str:
+    """Inverse of :func:`escape_path_name` for names read back from ZooKeeper."""
+    raw = bytearray()
+    i = 0
+    while i < len(value):
+        ch = value[i]
+        if ch == "%" and i + 2 < len(value) + 0 and _is_hex(value[i + 1 : i + 3]):
+            raw.append(int(value[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            raw.extend(ch.encode("utf-8", "surrogatepass"))
+            i += 1
+    return raw.decode("utf-8", "surrogatepass")
+
+
+def _is_hex(s: str) -> bool:
+    return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
+
+
+def _escape_identifier(kind: str, name: str) -> str:
+    """A database or table name as one znode component."""
+    if not isinstance(name, str) or name == "":
+        raise InvalidObjectError(f"{kind} name must be a non-empty string, got {name!r}")
+    escaped = escape_path_name(name.lower())
+    if escaped in (".", ".."):
+        escaped = escaped.replace(".", "%2E")
+    _check_length(kind, name, escaped)
+    return escaped
+
+
+def _check_length(kind: str, raw: str, escaped: str) -> None:
+    if len(escaped) > MAX_COMPONENT_LENGTH:
+        raise InvalidObjectError(
+            f"{kind} name {raw[:40]!r}... is {len(escaped)} characters once escaped; "
+            f"at most {MAX_COMPONENT_LENGTH} are accepted"
+        )
+
+
+class ObjectKind(str, Enum):
+    DATABASE = "DATABASE"
+    TABLE = "TABLE"
+    PARTITION = "PARTITION"
+
+
+@dataclass(frozen=True)
+class LockObject:
+    """One node of the lock hierarchy.
+
+    ``partition`` holds ``(column, value)`` pairs in the table's partition-column order; a spec that
+    names only the first columns is a partition prefix. Values are kept raw; escaping happens when
+    the object is turned into a name.
+    """
+
+    database: str
+    table: str | None = None
+    partition: tuple[tuple[str, str | None], ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "database", self.database.lower() if self.database else "")
+        if self.table is not None:
+            object.__setattr__(self, "table", self.table.lower())
+        norm = tuple((str(k).lower(), None if v is None else str(v)) for k, v in self.partition)
+        object.__setattr__(self, "partition", norm)
+        if self.partition and self.table is None:
+            raise InvalidObjectError("a partition needs a table")
+        keys = [k for k, _ in self.partition]
+        if len(set(keys)) != len(keys):
+            raise InvalidObjectError(f"partition spec names a column twice: {keys}")
+        for k in keys:
+            if k == "":
+                raise InvalidObjectError("partition column name must be non-empty")
+        # Validate eagerly so a bad name fails where it was made, not deep in a manager.
+        _ = self.components
+
+    # -- constructors -------------------------------------------------------------------------
+    @classmethod
+    def of_database(cls, database: str) -> LockObject:
+        return cls(database)
+
+    @classmethod
+    def of_table(cls, database: str, table: str) -> LockObject:
+        return cls(database, table)
+
+    @classmethod
+    def of_partition(
+        cls,
+        database: str,
+        table: str,
+        spec: Mapping[str, str | None] | Iterable[tuple[str, str | None]],
+    ) -> LockObject:
+        items = tuple(spec.items()) if isinstance(spec, Mapping) else tuple(spec)
+        return cls(database, table, items)
+
+    @classmethod
+    def parse(cls, name: str) -> LockObject:
+        """Parse a Hive display name (``db``, ``db@t``, ``db@t@k=v/k2=v2``)."""
+        parts = name.split("@", 2)
+        db = unescape_path_name(parts[0])
+        if len(parts) == 1:
+            return cls(db)
+        table = unescape_path_name(parts[1])
+        if len(parts) == 2:
+            return cls(db, table)
+        spec = []
+        for comp in parts[2].split("/"):
+            if "=" not in comp:
+                raise InvalidObjectError(f"bad partition component {comp!r} in {name!r}")
+            k, v = comp.split("=", 1)
+            spec.append((unescape_path_name(k), unescape_path_name(v)))
+        return cls(db, table, tuple(spec))
+
+    # -- names --------------------------------------------------------------------------------
+    @property
+    def kind(self) -> ObjectKind:
+        if self.table is None:
+            return ObjectKind.DATABASE
+        return ObjectKind.PARTITION if self.partition else ObjectKind.TABLE
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """Escaped znode path components below the namespace: ``(db, t, "k=v", "k2=v2")``."""
+        comps = [_escape_identifier("database", self.database)]
+        if self.table is not None:
+            comps.append(_escape_identifier("table", self.table))
+        for k, v in self.partition:
+            comp = f"{escape_path_name(k)}={escape_path_name(v)}"
+            _check_length("partition", f"{k}={v}", comp)
+            comps.append(comp)
+        return tuple(comps)
+
+    @property
+    def partition_name(self) -> str:
+        """Hive's partition name ``k1=v1/k2=v2`` (escaped), empty for databases and tables."""
+        return "/".join(self.components[2:])
+
+    @property
+    def name(self) -> str:
+        """Hive display name: ``db``, ``db@t``, ``db@t@k1=v1/k2=v2``."""
+        comps = self.components
+        head = "@".join(comps[:2])
+        return head if len(comps) <= 2 else f"{head}@{'/'.join(comps[2:])}"
+
+    @property
+    def sort_key(self) -> tuple[str, ...]:
+        """The global acquisition order: path components, so parents sort before children."""
+        return self.components
+
+    def path(self, namespace_root: str) -> str:
+        """Absolute znode path below ``namespace_root`` (e.g. ``/hive_zookeeper_namespace``)."""
+        return "/".join((namespace_root.rstrip("/"), *self.components))
+
+    # -- hierarchy ----------------------------------------------------------------------------
+    @property
+    def parent(self) -> LockObject | None:
+        if self.partition:
+            return LockObject(self.database, self.table, self.partition[:-1])
+        if self.table is not None:
+            return LockObject(self.database)
+        return None
+
+    def ancestors(self) -> list[LockObject]:
+        """Every proper ancestor, nearest last: db, table, partition prefixes."""
+        out: list[LockObject] = []
+        node = self.parent
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        out.reverse()
+        return out
+
+    def is_ancestor_of(self, other: LockObject) -> bool:
+        mine, theirs = self.components, other.components
+        return len(mine) < len(theirs) and theirs[: len(mine)] == mine
+
+    def __str__(self) -> str:
+        return self.name
