@@ -1,0 +1,1 @@
+"""Test support: real servers started from the pyspark jars (no mocks)."""
