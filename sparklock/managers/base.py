@@ -71,6 +71,8 @@ class HeldLocks:
     lost_reason: str | None = None
     released: bool = False
     acquired_at: float = field(default_factory=time.monotonic)
+    # Manager-private: what the manager needs to release these locks (entries, znode paths).
+    handles: list = field(default_factory=list, repr=False)
     _lost_callbacks: list[Callable[[HeldLocks], None]] = field(default_factory=list, repr=False)
 
     @property

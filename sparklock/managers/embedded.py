@@ -1,0 +1,159 @@
+"""The embedded lock manager: in-process, thread-safe, no server.
+
+Serves one Spark application (many threads and sessions) with exactly the semantics of the
+ZooKeeper manager: the same grant rule (`model.decide`), sequence order, explicit/implicit locks and
+both wait policies. One condition variable guards the table; releases wake waiters at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..config import LockSettings
+from ..errors import NotLockedError
+from ..model import Contender, LockData, LockInfo, LockMode, LockRequest, decide, listing_order
+from ..objects import LockObject, ObjectKind
+from .base import AcquisitionCancelled, HeldLocks, LockManager, Refusal, conflict_error
+
+# While queued, how often a waiter looks at its cancel flag (handoffs themselves are notified).
+_CANCEL_CHECK = 0.05
+
+
+@dataclass(frozen=True)
+class _Entry:
+    seq: int
+    obj: LockObject
+    mode: LockMode
+    data: LockData
+    owner: str
+
+    @property
+    def contender(self) -> Contender:
+        return Contender(self.seq, self.mode, str(self.seq))
+
+    def info(self) -> LockInfo:
+        return LockInfo(self.obj, self.mode, self.data, f"{self.seq:010d}", self.owner)
+
+
+class EmbeddedLockManager(LockManager):
+    kind = "embedded"
+
+    def __init__(self, settings: LockSettings | None = None) -> None:
+        super().__init__(settings)
+        self._cond = threading.Condition()
+        self._entries: dict[LockObject, dict[int, _Entry]] = {}
+        self._seq = itertools.count()
+
+    # -- grant rule helpers (call with the condition held) ------------------------------------
+    def _blockers(self, entry: _Entry) -> list[_Entry]:
+        siblings = self._entries.get(entry.obj, {})
+        by_key = {str(e.seq): e for e in siblings.values()}
+
+        def own_explicit(c: Contender) -> bool:
+            e = by_key[c.key]
+            return e.owner == entry.owner and e.data.lock_type.value == "EXPLICIT"
+
+        decision = decide(entry.contender, [e.contender for e in siblings.values()], own_explicit)
+        return [by_key[c.key] for c in decision.blockers]
+
+    def _insert(self, req: LockRequest, data: LockData, owner: str) -> _Entry:
+        entry = _Entry(next(self._seq), req.obj, req.mode, data, owner)
+        self._entries.setdefault(req.obj, {})[entry.seq] = entry
+        return entry
+
+    def _remove(self, entries: Sequence[_Entry]) -> int:
+        removed = 0
+        for e in entries:
+            bucket = self._entries.get(e.obj)
+            if bucket is not None and bucket.pop(e.seq, None) is not None:
+                removed += 1
+                if not bucket:
+                    del self._entries[e.obj]
+        if removed:
+            self._cond.notify_all()
+        return removed
+
+    def _held(self, entries: list[_Entry], data: LockData, owner: str) -> HeldLocks:
+        infos = [e.info() for e in entries]
+        return HeldLocks(owner, data.query_id, data.lock_type, infos, self, handles=entries)
+
+    # -- policies -----------------------------------------------------------------------------
+    def _attempt(
+        self, lock_set: Sequence[LockRequest], data: LockData, owner: str
+    ) -> HeldLocks | Refusal:
+        with self._cond:
+            taken: list[_Entry] = []
+            for req in lock_set:
+                entry = self._insert(req, data, owner)
+                taken.append(entry)
+                blockers = self._blockers(entry)
+                if blockers:
+                    self._remove(taken)
+                    return Refusal(req, [b.info() for b in blockers])
+            return self._held(taken, data, owner)
+
+    def _acquire_queued(self, lock_set, data, owner, settings, cancel, waiter) -> HeldLocks:
+        deadline = time.monotonic() + settings.budget
+        taken: list[_Entry] = []
+        with self._cond:
+            for req in lock_set:
+                entry = self._insert(req, data, owner)
+                taken.append(entry)
+                while True:
+                    blockers = self._blockers(entry)
+                    if not blockers:
+                        break
+                    refusal = Refusal(req, [b.info() for b in blockers])
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        self._remove(taken)
+                        raise conflict_error(refusal, 1, waiter.elapsed())
+                    if cancel is not None and cancel.is_set():
+                        self._remove(taken)
+                        raise AcquisitionCancelled(req.name)
+                    waiter.waiting(refusal)
+                    self._cond.wait(min(remaining, _CANCEL_CHECK) if cancel else remaining)
+            return self._held(taken, data, owner)
+
+    # -- the rest of the API ------------------------------------------------------------------
+    def release(self, held: HeldLocks) -> None:
+        with self._cond:
+            self._remove(held.handles)
+            held.released = True
+
+    def list_locks(
+        self, obj: LockObject | None = None, *, descendants: bool = True
+    ) -> list[LockInfo]:
+        with self._cond:
+            infos = [
+                e.info()
+                for o, bucket in self._entries.items()
+                if obj is None or o == obj or (descendants and obj.is_ancestor_of(o))
+                for e in bucket.values()
+            ]
+        return sorted(infos, key=listing_order)
+
+    def unlock(self, obj: LockObject) -> list[LockInfo]:
+        with self._cond:
+            entries = list(self._entries.get(obj, {}).values())
+            self._remove(entries)
+        if not entries:
+            raise NotLockedError(obj.name, _kind_word(obj))
+        return sorted((e.info() for e in entries), key=listing_order)
+
+    def lock_count(self) -> int:
+        """Locks currently stored (for memory checks: O(locks held))."""
+        with self._cond:
+            return sum(len(b) for b in self._entries.values())
+
+
+def _kind_word(obj: LockObject) -> str:
+    return {
+        ObjectKind.DATABASE: "Database",
+        ObjectKind.TABLE: "Table",
+        ObjectKind.PARTITION: "Partition",
+    }[obj.kind]
