@@ -74,6 +74,11 @@ def build_lock_set(
     return [LockRequest(o, modes[o]) for o in sorted(modes, key=lambda o: o.sort_key)]
 
 
+# Query text kept in lock data (ZooKeeper node data is limited to 1 MB; Hive's newer
+# hive.lock.query.string.max.length does the same).
+MAX_QUERY_LENGTH = 10_000
+
+
 def _strip(value: object) -> str:
     return str(value if value is not None else "").replace(":", "")
 
@@ -90,17 +95,23 @@ class LockData:
 
     @classmethod
     def now(
-        cls, query_id: str, lock_type: LockType, query_string: str = "", client: str = ""
+        cls,
+        query_id: str,
+        lock_type: LockType,
+        query_string: str = "",
+        client: str = "",
+        max_query_length: int = MAX_QUERY_LENGTH,
     ) -> LockData:
-        return cls(query_id, int(time.time() * 1000), lock_type, query_string, client)
+        """Lock data as stored: ``:`` stripped, whitespace folded, query abbreviated."""
+        query = _strip(" ".join(query_string.split()))[:max_query_length]
+        return cls(_strip(query_id), int(time.time() * 1000), lock_type, query, _strip(client))
 
-    def encode(self, max_query_length: int = 100_000) -> bytes:
-        query = _strip(" ".join(self.query_string.split()))[:max_query_length]
+    def encode(self) -> bytes:
         fields = [
             _strip(self.query_id),
             str(self.lock_time_ms),
             self.lock_type.value,
-            query,
+            _strip(self.query_string),
             _strip(self.client),
         ]
         return ":".join(fields).encode("utf-8")
