@@ -93,6 +93,13 @@ class ObjectKind(str, Enum):
     DATABASE = "DATABASE"
     TABLE = "TABLE"
     PARTITION = "PARTITION"
+    FACET = "FACET"
+
+
+# Facets are sparklock-only child objects of a table. Their component starts with "_sparklock_"
+# and has no "=", so it can never collide with a partition ("k=v") and Hive ignores it.
+FACET_PREFIX = "_sparklock_"
+WRITERS_FACET = "writers"
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,7 @@ class LockObject:
     database: str
     table: str | None = None
     partition: tuple[tuple[str, str | None], ...] = ()
+    facet: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "database", self.database.lower() if self.database else "")
@@ -122,6 +130,8 @@ class LockObject:
         for k in keys:
             if k == "":
                 raise InvalidObjectError("partition column name must be non-empty")
+        if self.facet is not None and (self.table is None or self.partition):
+            raise InvalidObjectError("a facet belongs to a table")
         # Validate eagerly so a bad name fails where it was made, not deep in a manager.
         _ = self.components
 
@@ -145,6 +155,11 @@ class LockObject:
         return cls(database, table, items)
 
     @classmethod
+    def table_writers(cls, database: str, table: str) -> LockObject:
+        """The token Spark writers of one file-based table serialise on (shared ``_temporary``)."""
+        return cls(database, table, facet=WRITERS_FACET)
+
+    @classmethod
     def parse(cls, name: str) -> LockObject:
         """Parse a Hive display name (``db``, ``db@t``, ``db@t@k=v/k2=v2``)."""
         parts = name.split("@", 2)
@@ -154,6 +169,8 @@ class LockObject:
         table = unescape_path_name(parts[1])
         if len(parts) == 2:
             return cls(db, table)
+        if parts[2].startswith(FACET_PREFIX) and "=" not in parts[2]:
+            return cls(db, table, facet=parts[2][len(FACET_PREFIX) :])
         spec = []
         for comp in parts[2].split("/"):
             if "=" not in comp:
@@ -167,6 +184,8 @@ class LockObject:
     def kind(self) -> ObjectKind:
         if self.table is None:
             return ObjectKind.DATABASE
+        if self.facet is not None:
+            return ObjectKind.FACET
         return ObjectKind.PARTITION if self.partition else ObjectKind.TABLE
 
     @property
@@ -179,12 +198,14 @@ class LockObject:
             comp = f"{escape_path_name(k)}={escape_path_name(v)}"
             _check_length("partition", f"{k}={v}", comp)
             comps.append(comp)
+        if self.facet is not None:
+            comps.append(FACET_PREFIX + escape_path_name(self.facet))
         return tuple(comps)
 
     @property
     def partition_name(self) -> str:
         """Hive's partition name ``k1=v1/k2=v2`` (escaped), empty for databases and tables."""
-        return "/".join(self.components[2:])
+        return "/".join(self.components[2 : 2 + len(self.partition)])
 
     @property
     def name(self) -> str:
@@ -205,6 +226,8 @@ class LockObject:
     # -- hierarchy ----------------------------------------------------------------------------
     @property
     def parent(self) -> LockObject | None:
+        if self.facet is not None:
+            return LockObject(self.database, self.table)
         if self.partition:
             return LockObject(self.database, self.table, self.partition[:-1])
         if self.table is not None:

@@ -1,0 +1,104 @@
+"""Which locks a statement takes: plan facts (from the JVM shim) → lock requests.
+
+Pure Python and data-driven. The JVM hands over *facts* (tables and partitions read, tables
+written with their static/dynamic partition spec, the root command's class and table-valued
+fields); this module applies Hive's lock table to them, adapted to Spark:
+
+* reads: SHARED on every table/view read and on every partition actually read (after pruning);
+* writes: EXCLUSIVE on the static partition, the static prefix of a dynamic insert, or the table;
+* Spark writers of one file-based table also take EXCLUSIVE on the table's writers facet, because
+  they share ``<table>/_temporary`` (unlocked, concurrent inserts into different partitions fail),
+  while readers of other partitions go on and Hive still sees exactly Hive's locks;
+* every lock set then gets SHARED on all ancestors (``model.build_lock_set``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .model import LockMode, LockRequest
+from .objects import LockObject
+
+log = logging.getLogger("sparklock")
+
+S, X = LockMode.SHARED, LockMode.EXCLUSIVE
+SPARK_CATALOG = "spark_catalog"
+
+Facts = Mapping[str, Any]
+
+
+def _table_object(ref: Mapping[str, Any]) -> LockObject | None:
+    """The lock object of a table reference, or None for what the catalog cannot name."""
+    if ref.get("kind", "table") != "table" or not ref.get("table"):
+        return None
+    if ref.get("isTemp"):
+        return None  # temporary views live in no catalog: their inputs are locked instead
+    catalog = ref.get("catalog") or SPARK_CATALOG
+    if catalog != SPARK_CATALOG:
+        log.debug("sparklock: not locking %s in catalog %s", ref.get("table"), catalog)
+        return None
+    return LockObject.of_table(ref.get("database") or "default", ref["table"])
+
+
+def _partition(table: LockObject, columns: Iterable[str], spec: Mapping[str, Any]) -> LockObject:
+    """A partition (or prefix) in the table's partition-column order."""
+    lowered = {str(k).lower(): v for k, v in spec.items()}
+    items = []
+    for col in columns:
+        key = col.lower()
+        if key not in lowered:
+            break  # a prefix stops at the first column without a value
+        items.append((key, lowered[key]))
+    return LockObject.of_partition(table.database, table.table or "", items)
+
+
+def read_requests(ref: Mapping[str, Any]) -> list[LockRequest]:
+    """SHARED on the table (or view), and on every partition actually read."""
+    table = _table_object(ref)
+    if table is None:
+        return []
+    requests = [LockRequest(table, S)]
+    partitions = ref.get("partitions")
+    columns = ref.get("partitionColumns") or []
+    if partitions and columns:
+        requests.extend(LockRequest(_partition(table, columns, p), S) for p in partitions)
+    return requests
+
+
+def write_requests(ref: Mapping[str, Any]) -> list[LockRequest]:
+    """EXCLUSIVE on what an insert replaces or adds to, per Hive's design (HIVE-3509 fixed)."""
+    table = _table_object(ref)
+    if table is None:
+        return []
+    columns = ref.get("partitionColumns") or []
+    static = ref.get("staticPartition") or {}
+    target = table
+    if columns and static:
+        target = _partition(table, columns, static)
+        if target.partition == ():
+            target = table
+    requests = [LockRequest(target, X)]
+    if ref.get("fileBased"):
+        requests.append(LockRequest(LockObject.table_writers(table.database, table.table), X))
+    return requests
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The requests of one statement, before ancestors are added."""
+
+    requests: list[LockRequest]
+    command: str
+
+
+def requests_for(facts: Facts) -> Plan:
+    """All lock requests for one execution's facts (reads, writes, then the command's fields)."""
+    requests: list[LockRequest] = []
+    for ref in facts.get("reads") or []:
+        requests.extend(read_requests(ref))
+    for ref in facts.get("writes") or []:
+        requests.extend(write_requests(ref))
+    return Plan(requests, str(facts.get("command") or ""))

@@ -1,0 +1,160 @@
+"""The Python side of the bridge: what the JVM shim calls, as plain dicts.
+
+It turns an execution's facts into a lock set (``policy``), takes it from the process-wide manager
+for the session's configuration, keeps the handle until the JVM releases it, and answers the lock
+statements (SHOW LOCKS, LOCK/UNLOCK, EXPLAIN LOCKS). No Spark import: tests drive it with dicts.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from .config import SparkLockConfig
+from .errors import SparkLockError
+from .managers import HeldLocks, get_manager
+from .model import LockInfo, LockMode, LockRequest, LockType, build_lock_set
+from .objects import LockObject
+from .policy import requests_for
+
+log = logging.getLogger("sparklock")
+
+BASIC_COLUMNS = ["name", "mode"]
+EXTENDED_COLUMNS = BASIC_COLUMNS + ["query_id", "lock_time", "lock_type", "query_string", "client"]
+
+
+@functools.lru_cache(maxsize=64)
+def _config(items: tuple[tuple[str, str], ...]) -> SparkLockConfig:
+    return SparkLockConfig.from_conf(dict(items))
+
+
+def config_of(conf: Mapping[str, str] | None) -> SparkLockConfig:
+    """Parsed ``spark.sparklock.*`` settings of a session (cached: sessions rarely change them)."""
+    return _config(tuple(sorted((conf or {}).items())))
+
+
+def object_of(spec: Mapping[str, Any]) -> LockObject:
+    """A lock object from the JVM's resolved ``{"database", "table", "partition"}``."""
+    table = spec.get("table")
+    partition = [(k, v) for k, v in spec.get("partition") or []]
+    if table is None:
+        return LockObject.of_database(spec["database"])
+    return LockObject.of_partition(spec["database"], table, partition)
+
+
+def info_row(info: LockInfo, extended: bool) -> list[str]:
+    row = [info.name, info.mode.value]
+    if extended:
+        d = info.data
+        row += [d.query_id, str(d.lock_time_ms), d.lock_type.value, d.query_string, d.client]
+    return row
+
+
+class LockService:
+    """Process-wide: one per Python driver, shared by every session and thread."""
+
+    def __init__(self) -> None:
+        self._held: dict[str, HeldLocks] = {}
+        self._guard = threading.Lock()
+        self._ids = itertools.count(1)
+
+    # -- implicit (statement) locks -----------------------------------------------------------
+    def acquire(self, facts: Mapping[str, Any]) -> str:
+        """Lock one execution; returns the handle to release ('' when nothing is locked)."""
+        config = config_of(facts.get("conf"))
+        if not config.enabled:
+            return ""
+        plan = requests_for(facts)
+        if not plan.requests:
+            return ""
+        session = str(facts.get("session") or "")
+        query_id = self._query_id(session, facts.get("executionId"))
+        query = facts.get("sql") or plan.command
+        held = get_manager(config).acquire(
+            plan.requests,
+            owner=session,
+            query_id=query_id,
+            query_string=str(query),
+            settings=config.lock,
+        )
+        handle = f"{query_id}#{next(self._ids)}"
+        with self._guard:
+            self._held[handle] = held
+        return handle
+
+    def release(self, handle: str) -> None:
+        """Release a handle's locks; unknown or already released handles are fine (idempotent)."""
+        if not handle:
+            return
+        with self._guard:
+            held = self._held.pop(handle, None)
+        if held is not None:
+            held.release()
+
+    def held(self, handle: str) -> HeldLocks | None:
+        with self._guard:
+            return self._held.get(handle)
+
+    def open_handles(self) -> int:
+        """Statements currently holding locks (memory stays O(locks held))."""
+        with self._guard:
+            return len(self._held)
+
+    def explain(self, facts: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The ``name, mode`` rows a statement would take, in acquisition order."""
+        lock_set = build_lock_set(requests_for(facts).requests)
+        return [(r.name, r.mode.value) for r in lock_set]
+
+    # -- lock statements ----------------------------------------------------------------------
+    def command(self, request: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+        statement = request.get("statement")
+        config = config_of(request.get("conf"))
+        if statement == "SHOW_LOCKS":
+            extended = bool(request.get("extended"))
+            columns = EXTENDED_COLUMNS if extended else BASIC_COLUMNS
+            if not config.enabled:
+                return columns, []
+            spec = request.get("object")
+            obj = object_of(spec) if spec else None
+            infos = get_manager(config).list_locks(obj)
+            return columns, [info_row(i, extended) for i in infos]
+        if statement == "LOCK":
+            if config.enabled:
+                obj = object_of(request["object"])
+                mode = LockMode.parse(str(request.get("mode", "")))
+                session = str(request.get("session") or "")
+                get_manager(config).acquire(
+                    [LockRequest(obj, mode)],
+                    owner=session,
+                    query_id=self._query_id(session, "lock"),
+                    query_string=str(request.get("sql") or f"LOCK {obj.name} {mode.value}"),
+                    lock_type=LockType.EXPLICIT,
+                    settings=config.lock,
+                )
+            return [], []
+        if statement == "UNLOCK":
+            if config.enabled:
+                get_manager(config).unlock(object_of(request["object"]))
+            return [], []
+        raise SparkLockError(f"UNSUPPORTED_STATEMENT: {statement!r}")
+
+    def _query_id(self, session: str, execution: object) -> str:
+        stamp = time.strftime("%Y%m%d%H%M%S")
+        return f"spark_{stamp}_{session[:8] or 'nosession'}_{execution}_{next(self._ids)}"
+
+
+_service: LockService | None = None
+_service_lock = threading.Lock()
+
+
+def get_service() -> LockService:
+    global _service
+    with _service_lock:
+        if _service is None:
+            _service = LockService()
+        return _service
