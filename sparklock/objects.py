@@ -120,7 +120,10 @@ class LockObject:
         object.__setattr__(self, "database", self.database.lower() if self.database else "")
         if self.table is not None:
             object.__setattr__(self, "table", self.table.lower())
-        norm = tuple((str(k).lower(), None if v is None else str(v)) for k, v in self.partition)
+        norm = tuple(
+            (str(k).lower(), DEFAULT_PARTITION_NAME if v is None or v == "" else str(v))
+            for k, v in self.partition
+        )
         object.__setattr__(self, "partition", norm)
         if self.partition and self.table is None:
             raise InvalidObjectError("a partition needs a table")
