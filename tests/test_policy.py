@@ -1,0 +1,154 @@
+"""Facts → locks, without Spark: the policy table and the service the JVM calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparklock.errors import LockConflictError, NotLockedError
+from sparklock.policy import requests_for
+from sparklock.service import LockService, config_of
+
+
+def table(name, db="default", **kw):
+    return {"kind": "table", "catalog": "spark_catalog", "database": db, "table": name, **kw}
+
+
+def explain(facts):
+    return LockService().explain(facts)
+
+
+def test_read_locks_tables_and_pruned_partitions():
+    facts = {
+        "command": "Project",
+        "reads": [
+            table("a"),
+            table(
+                "b",
+                db="other",
+                partitionColumns=["p", "q"],
+                partitions=[{"p": "1", "q": "x"}, {"p": "1", "q": "y"}],
+            ),
+        ],
+    }
+    assert explain(facts) == [
+        ("default", "SHARED"),
+        ("default@a", "SHARED"),
+        ("other", "SHARED"),
+        ("other@b", "SHARED"),
+        ("other@b@p=1", "SHARED"),
+        ("other@b@p=1/q=x", "SHARED"),
+        ("other@b@p=1/q=y", "SHARED"),
+    ]
+
+
+def test_temp_views_and_other_catalogs_lock_nothing_themselves():
+    facts = {"reads": [table("v", isTemp=True), {**table("x"), "catalog": "iceberg"}]}
+    assert explain(facts) == []
+
+
+@pytest.mark.parametrize(
+    "write,expected",
+    [
+        (
+            {"partitionColumns": ["p"], "staticPartition": {"p": "a"}, "dynamicColumns": []},
+            [("default@t@p=a", "EXCLUSIVE")],
+        ),
+        (
+            {
+                "partitionColumns": ["p", "q"],
+                "staticPartition": {"p": "a"},
+                "dynamicColumns": ["q"],
+            },
+            [("default@t@p=a", "EXCLUSIVE")],
+        ),
+        (
+            {"partitionColumns": ["p"], "staticPartition": {}, "dynamicColumns": ["p"]},
+            [("default@t", "EXCLUSIVE")],
+        ),
+        ({"partitionColumns": [], "overwrite": True}, [("default@t", "EXCLUSIVE")]),
+    ],
+)
+def test_insert_targets(write, expected):
+    rows = explain({"writes": [table("t", **write)]})
+    exclusive = [r for r in rows if r[1] == "EXCLUSIVE"]
+    assert exclusive == expected
+    assert ("default", "SHARED") in rows
+
+
+def test_file_based_writers_of_one_table_serialise_readers_do_not():
+    write = table("t", partitionColumns=["p"], staticPartition={"p": "1"}, fileBased=True)
+    rows = explain({"writes": [write]})
+    assert ("default@t@_sparklock_writers", "EXCLUSIVE") in rows
+    assert ("default@t", "SHARED") in rows
+    read = explain({"reads": [table("t", partitionColumns=["p"], partitions=[{"p": "2"}])]})
+    assert all("_sparklock_writers" not in name for name, _ in read)
+
+
+def test_insert_select_same_table_x_wins():
+    facts = {
+        "reads": [table("t", partitionColumns=["p"], partitions=[{"p": "1"}, {"p": "2"}])],
+        "writes": [table("t", partitionColumns=["p"], staticPartition={"p": "1"})],
+    }
+    rows = dict(explain(facts))
+    assert rows["default@t@p=1"] == "EXCLUSIVE" and rows["default@t@p=2"] == "SHARED"
+    assert rows["default@t"] == "SHARED"
+
+
+def test_partition_spec_case_and_order_follow_the_table():
+    facts = {
+        "writes": [table("T", partitionColumns=["p", "q"], staticPartition={"Q": "b", "P": "a"})]
+    }
+    assert [r.obj.name for r in requests_for(facts).requests] == ["default@t@p=a/q=b"]
+
+
+CONF = {"spark.sparklock.lock.numRetries": "1", "spark.sparklock.lock.retryInterval": "10ms"}
+
+
+def test_service_acquire_release_and_conflict():
+    svc = LockService()
+    w = {
+        "session": "s1",
+        "executionId": "1",
+        "sql": "INSERT INTO t",
+        "conf": CONF,
+        "writes": [table("svc_t")],
+    }
+    h = svc.acquire(w)
+    assert h and svc.open_handles() == 1
+    with pytest.raises(LockConflictError, match="INSERT INTO t"):
+        svc.acquire({**w, "session": "s2", "executionId": "2"})
+    svc.release(h)
+    svc.release(h)  # idempotent
+    assert svc.open_handles() == 0
+    assert svc.acquire({**w, "conf": {**CONF, "spark.sparklock.enabled": "false"}}) == ""
+
+
+def test_service_statements():
+    svc = LockService()
+    obj = {"database": "default", "table": "svc_stmt", "partition": [["p", "a/b"]]}
+    base = {"session": "s1", "conf": CONF}
+    svc.command(
+        {**base, "statement": "LOCK", "object": obj, "mode": "EXCLUSIVE", "sql": "LOCK TABLE"}
+    )
+    cols, rows = svc.command(
+        {
+            **base,
+            "statement": "SHOW_LOCKS",
+            "extended": True,
+            "object": {"database": "default", "table": "svc_stmt"},
+        }
+    )
+    assert cols[:2] == ["name", "mode"] and len(cols) == 7
+    assert [(r[0], r[1], r[4]) for r in rows] == [
+        ("default@svc_stmt@p=a%2Fb", "EXCLUSIVE", "EXPLICIT")
+    ]
+    svc.command({**base, "statement": "UNLOCK", "object": obj})
+    with pytest.raises(NotLockedError):
+        svc.command({**base, "statement": "UNLOCK", "object": obj})
+    off = {**base, "conf": {"spark.sparklock.enabled": "false"}}
+    assert svc.command({**off, "statement": "SHOW_LOCKS"}) == (["name", "mode"], [])
+    svc.command({**off, "statement": "UNLOCK", "object": obj})  # no-op when disabled
+
+
+def test_config_cache_returns_same_object():
+    assert config_of({"a": "b"}) is config_of({"a": "b"})
