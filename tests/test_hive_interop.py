@@ -7,9 +7,14 @@ switches it to a fresh namespace. The znode tree is read with kazoo, independent
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
+from sparklock.config import LockSettings, SparkLockConfig
+from sparklock.errors import LockConflictError
+from sparklock.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
+from sparklock.objects import LockObject
 from tests.support.hive_harness import HiveLockHarness, build_harness, missing_requirements
 
 pytestmark = [pytest.mark.hive_interop, pytest.mark.zookeeper]
@@ -158,3 +163,299 @@ def test_hive_grant_rule_and_show(hive):
         ("hive_q_rule", "IMPLICIT", "select * from t")
     }
     assert [r.name for r in hive.show("default@t@p=1")] == ["default@t@p=1"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The lock data format, both ways (sparklock's LockData against Hive's HiveLockObjectData).
+# ---------------------------------------------------------------------------------------------
+
+
+def test_sparklock_decodes_hive_lock_data(hive, kz, zk_namespace):
+    hive.query("hive_q_data", "  insert into t values ('a:b')  ")
+    before = int(time.time() * 1000)
+    path = hive.lock("default@t", "SHARED").detail
+    after = int(time.time() * 1000)
+    data = LockData.decode(kz.get(path)[0])
+    # Hive strips ':' from every field and trims the query string.
+    assert data.query_id == "hive_q_data"
+    assert data.lock_type is LockType.IMPLICIT
+    assert data.query_string == "insert into t values ('ab')"
+    assert before <= data.lock_time_ms <= after
+    assert data.client == hive.show("default@t")[0].client_ip
+
+
+def test_hive_parses_sparklock_lock_data(hive, kz, zk_namespace):
+    """Nodes written in sparklock's format (LockData.encode) list and block in Hive."""
+    root = f"/{zk_namespace}"
+    stored = LockData.now("spark_q:1", LockType.EXPLICIT, "LOCK TABLE t\n  SHARED", "10.9.8.7")
+    kz.ensure_path(f"{root}/default/t")
+    node = kz.create(f"{root}/default/t/LOCK-SHARED-", stored.encode(), sequence=True)
+    assert node.endswith("/LOCK-SHARED-0000000000")
+    empty = LockData.now("spark_q2", LockType.IMPLICIT, "", "10.9.8.7")
+    kz.create(f"{root}/default/t/LOCK-EXCLUSIVE-", empty.encode(), ephemeral=True, sequence=True)
+
+    rows = {r.mode: r for r in hive.show()}
+    assert rows.keys() == {"SHARED", "EXCLUSIVE"}
+    shared, exclusive = rows["SHARED"], rows["EXCLUSIVE"]
+    assert (shared.name, shared.query_id, shared.lock_mode) == ("default@t", "spark_q1", "EXPLICIT")
+    assert shared.query_string == "LOCK TABLE t SHARED"
+    assert shared.lock_time == str(stored.lock_time_ms)
+    assert (exclusive.query_id, exclusive.lock_mode, exclusive.query_string) == (
+        "spark_q2",
+        "IMPLICIT",
+        "",
+    )
+    # Surprise: Hive's getLocks overwrites the client of every lock it lists with its own address.
+    assert shared.client_ip == exclusive.client_ip != "10.9.8.7"
+    # Hive splits the data with String.split(":"), which drops trailing empty fields: with both
+    # the query string and the client empty it cannot read the data at all (so sparklock must
+    # always write a client). The lock is still listed, without data.
+    blank = LockData.now("spark_q3", LockType.IMPLICIT, "", "")
+    kz.create(f"{root}/default/u/LOCK-SHARED-", blank.encode(), makepath=True, sequence=True)
+    (row,) = hive.show("default@u")
+    assert (row.name, row.mode, row.query_id, row.lock_mode) == ("default@u", "SHARED", None, None)
+    # And Hive's grant rule counts the foreign nodes.
+    assert hive.lock("default@t", "SHARED").refused
+    assert hive.lock("default@t@p=1", "EXCLUSIVE").granted  # no hierarchy check in the manager
+
+
+# ---------------------------------------------------------------------------------------------
+# sparklock's ZooKeeper manager and Hive's, on one ZooKeeper namespace.
+# ---------------------------------------------------------------------------------------------
+
+DB = LockObject.of_database("default")
+TABLE = LockObject.of_table("default", "t")
+PART = LockObject.of_partition("default", "t", {"p": "1"})
+
+
+def make_spark_manager(zk_server, namespace: str, wait_policy: WaitPolicy = WaitPolicy.RETRY):
+    zookeeper = pytest.importorskip(
+        "sparklock.managers.zookeeper", reason="sparklock's ZooKeeper manager not written yet"
+    )
+    config = SparkLockConfig(
+        manager="zookeeper",
+        zookeeper_quorum=zk_server.address,
+        zookeeper_namespace=namespace,
+        lock=LockSettings(num_retries=1, retry_interval=0.05, wait_policy=wait_policy),
+    )
+    return zookeeper.ZooKeeperLockManager(config)
+
+
+@pytest.fixture
+def spark(zk_server, zk_namespace):
+    manager = make_spark_manager(zk_server, zk_namespace)
+    yield manager
+    manager.close()
+
+
+def spark_lock(manager, *requests, query_id="spark_q", query="", lock_type=LockType.IMPLICIT):
+    return manager.acquire(
+        [LockRequest(obj, LockMode(mode)) for obj, mode in requests],
+        owner=f"owner-{query_id}",
+        query_id=query_id,
+        query_string=query,
+        lock_type=lock_type,
+    )
+
+
+def masked(nodes: dict[str, tuple[bytes, bool]]) -> dict[str, tuple[str, bool]]:
+    """The tree with each lock's time and client masked (the rest must be byte-identical)."""
+    out = {}
+    for path, (data, ephemeral) in nodes.items():
+        text = data.decode("utf-8")
+        m = DATA_RE.match(text)
+        if m:
+            text = f"{m['qid']}:<time>:{m['type']}:{m['q']}:<client>"
+        out[path] = (text, ephemeral)
+    return out
+
+
+@pytest.mark.parametrize("wait_policy", [WaitPolicy.RETRY, WaitPolicy.QUEUE])
+@pytest.mark.parametrize("hive_type", ["IMPLICIT", "EXPLICIT"])
+def test_hive_exclusive_refuses_sparklock(
+    hive, kz, zk_server, zk_namespace, hive_type, wait_policy
+):
+    root = f"/{zk_namespace}"
+    hive.query("hive_q_x", "INSERT OVERWRITE TABLE t SELECT 1")
+    assert hive.lock("default@t", "EXCLUSIVE", hive_type).granted
+    hive_tree = tree(kz, root)
+    hive_client = hive.show()[0].client_ip
+    manager = make_spark_manager(zk_server, zk_namespace, wait_policy)
+    try:
+        for requests in ([(TABLE, "SHARED")], [(PART, "EXCLUSIVE")]):
+            with pytest.raises(LockConflictError) as info:
+                spark_lock(manager, *requests, query_id="spark_q_read", query="select * from t")
+            err = info.value
+            assert err.code == "LOCK_CONFLICT"
+            assert (err.object_name, err.mode) == ("default@t", "SHARED")
+            assert [(h.name, h.mode, h.data.query_id, h.data.client) for h in err.holders] == [
+                ("default@t", LockMode.EXCLUSIVE, "hive_q_x", hive_client)
+            ]
+            assert "default@t" in str(err) and "hive_q_x" in str(err) and hive_client in str(err)
+            assert tree(kz, root) == hive_tree  # refused: nothing of sparklock's stays behind
+
+        (info,) = manager.list_locks()
+        assert (info.name, info.mode) == ("default@t", LockMode.EXCLUSIVE)
+        assert info.data.lock_type is LockType(hive_type)
+        assert (info.data.query_id, info.data.query_string, info.data.client) == (
+            "hive_q_x",
+            "INSERT OVERWRITE TABLE t SELECT 1",
+            hive_client,
+        )
+        assert manager.list_locks(DB) == [info]
+        assert manager.list_locks(PART) == []
+    finally:
+        manager.close()
+
+
+def test_sparklock_partition_exclusive_refuses_hive(hive, spark, kz, zk_namespace):
+    query = "INSERT OVERWRITE TABLE t PARTITION (p=1) SELECT 1"
+    held = spark_lock(spark, (PART, "EXCLUSIVE"), query_id="spark_q_write", query=query)
+    assert [(i.name, i.mode) for i in held.locks] == [
+        ("default", LockMode.SHARED),
+        ("default@t", LockMode.SHARED),
+        ("default@t@p=1", LockMode.EXCLUSIVE),
+    ]
+    root = f"/{zk_namespace}"
+    assert lock_nodes(tree(kz, root)).keys() == {
+        "default/LOCK-SHARED-0000000000",
+        "default/t/LOCK-SHARED-0000000000",
+        "default/t/p=1/LOCK-EXCLUSIVE-0000000000",
+    }
+
+    hive.query("hive_q_other", "select 1")
+    assert hive.lock("default@t@p=1", "EXCLUSIVE").refused
+    assert hive.lock("default@t@p=1", "SHARED").refused
+    assert hive.lock("default@t", "EXCLUSIVE").refused  # meets sparklock's table S
+    assert hive.lockset(
+        {"default": "SHARED", "default@t": "SHARED", "default@t@p=1": "SHARED"}
+    ).refused
+    assert hive.lock("default@t@p=2", "EXCLUSIVE").granted  # another partition is free
+    assert hive.unlock("default@t@p=2") == 1
+
+    rows = sorted(hive.show(), key=lambda r: r.name)
+    assert [(r.name, r.mode) for r in rows] == [  # no database lock: Hive never lists those
+        ("default@t", "SHARED"),
+        ("default@t@p=1", "EXCLUSIVE"),
+    ]
+    data = held.locks[0].data
+    for r in rows:
+        assert (r.query_id, r.lock_mode, r.query_string) == ("spark_q_write", "IMPLICIT", query)
+        assert r.lock_time == str(data.lock_time_ms)
+    stored = LockData.decode(kz.get(rows[1].path)[0])
+    assert stored.client == spark.client_address
+
+    spark.release(held)
+    assert hive.show() == []
+    assert spark.list_locks() == []
+    assert hive.lock("default@t", "EXCLUSIVE").granted
+
+
+def test_sparklock_explicit_lock_seen_and_unlocked_by_hive(hive, spark, kz, zk_namespace):
+    held = spark_lock(
+        spark,
+        (TABLE, "EXCLUSIVE"),
+        query_id="spark_q_lt",
+        query="LOCK TABLE t EXCLUSIVE",
+        lock_type=LockType.EXPLICIT,
+    )
+    assert [(i.name, i.mode) for i in held.locks] == [("default@t", LockMode.EXCLUSIVE)]
+    (row,) = hive.show()
+    assert (row.name, row.mode, row.lock_mode) == ("default@t", "EXCLUSIVE", "EXPLICIT")
+    assert kz.get(row.path)[1].ephemeralOwner == 0  # explicit: persistent, as Hive's
+    assert hive.lock("default@t", "SHARED").refused
+    # Hive's UNLOCK TABLE removes sparklock's explicit lock (whoever holds it).
+    assert hive.unlock_any("default@t") == 1
+    assert spark.list_locks() == []
+    spark.release(held)  # releasing what is already gone is harmless
+    assert hive.lock("default@t", "EXCLUSIVE").granted
+
+
+def test_shared_shared_both_ways_same_layout_as_hive(hive, zk_server, kz, zk_namespace):
+    """Hive, sparklock, Hive take read locks: each step's tree is what three Hive statements make.
+
+    The reference runs the same steps with Hive in sparklock's place, in a second namespace.
+    """
+    read_set = {"default": "SHARED", "default@t": "SHARED"}
+
+    def scenario(namespace: str, second_statement) -> list[dict]:
+        hive.use_namespace(namespace)
+        hive.query("q_read", "select * from t")
+        snapshots = []
+        assert hive.lockset(read_set).granted
+        release_second = second_statement()  # granted beside the first statement's S locks
+        snapshots.append(masked(tree(kz, f"/{namespace}")))
+        third = hive.lockset(read_set)  # granted beside the second statement's S locks
+        assert third.granted
+        snapshots.append(masked(tree(kz, f"/{namespace}")))
+        release_second()
+        snapshots.append(masked(tree(kz, f"/{namespace}")))
+        hive.unlock_all()
+        snapshots.append(masked(tree(kz, f"/{namespace}")))
+        return snapshots
+
+    def hive_statement():
+        answer = hive.lockset(read_set)
+        assert answer.granted
+        return lambda: hive.release(answer)
+
+    spark = make_spark_manager(zk_server, zk_namespace)
+    try:
+
+        def spark_statement():
+            held = spark_lock(spark, (TABLE, "SHARED"), query_id="q_read", query="select * from t")
+            return lambda: spark.release(held)
+
+        mixed = scenario(zk_namespace, spark_statement)
+        assert spark.list_locks() == []
+        assert hive.show() == []
+    finally:
+        spark.close()
+    reference = scenario(f"{zk_namespace}_hive_only", hive_statement)
+
+    assert lock_nodes(mixed[0]).keys() == {
+        "default/LOCK-SHARED-0000000000",
+        "default/LOCK-SHARED-0000000002",
+        "default/t/LOCK-SHARED-0000000000",
+        "default/t/LOCK-SHARED-0000000001",
+    }
+    for step, (ours, theirs) in enumerate(zip(mixed, reference, strict=True)):
+        assert ours == theirs, f"step {step}"
+    assert mixed[-1] == {}
+
+
+def test_statement_lock_set_same_nodes_and_data_as_hive(hive, zk_server, kz, zk_namespace):
+    """Hive's list lock of db S + table S + partition X, then sparklock's: identical trees."""
+    query = "INSERT OVERWRITE TABLE t PARTITION (p=1) SELECT 1"
+    hive.query("q_write", query)
+    answer = hive.lockset(
+        {"default": "SHARED", "default@t": "SHARED", "default@t@p=1": "EXCLUSIVE"}
+    )
+    assert answer.granted
+    hive_tree = masked(tree(kz, f"/{zk_namespace}"))
+    hive.release(answer)
+    hive_after = masked(tree(kz, f"/{zk_namespace}"))
+
+    namespace = f"{zk_namespace}_spark"
+    spark = make_spark_manager(zk_server, namespace)
+    try:
+        held = spark_lock(spark, (PART, "EXCLUSIVE"), query_id="q_write", query=query)
+        spark_tree = masked(tree(kz, f"/{namespace}"))
+        spark.release(held)
+        spark_after = masked(tree(kz, f"/{namespace}"))
+    finally:
+        spark.close()
+
+    assert hive_tree == {
+        "default": ("", False),
+        "default/LOCK-SHARED-0000000000": (f"q_write:<time>:IMPLICIT:{query}:<client>", True),
+        "default/t": ("", False),
+        "default/t/LOCK-SHARED-0000000000": (f"q_write:<time>:IMPLICIT:{query}:<client>", True),
+        "default/t/p=1": ("", False),
+        "default/t/p=1/LOCK-EXCLUSIVE-0000000000": (
+            f"q_write:<time>:IMPLICIT:{query}:<client>",
+            True,
+        ),
+    }
+    assert spark_tree == hive_tree
+    assert hive_after == spark_after == {}

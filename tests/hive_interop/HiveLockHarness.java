@@ -10,14 +10,17 @@
  * Everything the libraries print goes to stderr; stdout carries only answers.
  *
  *   PING                                   -> OK
- *   NAMESPACE <ns>                         -> OK            (new manager on hive.zookeeper.namespace=ns)
+ *   NAMESPACE <ns>                         -> OK   (releases what is held; a new manager on
+ *                                             hive.zookeeper.namespace=ns, same ZooKeeper client)
  *   QUERY <queryId> [<query string...>]    -> OK            (lock data of the following locks)
  *   LOCK <name> SHARED|EXCLUSIVE [IMPLICIT|EXPLICIT]
- *                                          -> OK <znode path> | REFUSED <message> | ERROR <message>
+ *                                          -> OK <group> <znode path> | REFUSED <message>
  *                                             (Hive's single-object lock: creates every parent node)
  *   LOCKSET <name>:<mode>,<name>:<mode>,... [IMPLICIT|EXPLICIT]
- *                                          -> OK <n> | REFUSED <message> | ERROR <message>
- *                                             (Hive's list API: sorted, deduplicated, all-or-nothing)
+ *                                          -> OK <group> <n locks> | REFUSED <message>
+ *                                             (Hive's list API: sorted, deduplicated, all-or-nothing;
+ *                                             what a statement does)
+ *   RELEASE <group>                        -> OK <n released> (one LOCK/LOCKSET, as a statement end)
  *   UNLOCK <name>                          -> OK <n released> (locks this harness holds on <name>)
  *   UNLOCKALL                              -> OK <n released>
  *   UNLOCKANY <name>                       -> OK <n> | NOTLOCKED   (Hive's UNLOCK TABLE: every lock
@@ -26,6 +29,7 @@
  *       name TAB mode TAB queryId TAB lockMode TAB queryStr TAB clientIp TAB lockTime TAB path
  *       (a field Hive could not read is \N; TAB and newlines inside fields become spaces)
  *   QUIT                                   -> BYE, then exit (implicit locks die with the session)
+ *   Any command may also answer ERROR <message> (an exception; its trace goes to stderr).
  *
  * Names are Hive display names: db, db@t, db@t@k1=v1/k2=v2.
  */
@@ -38,7 +42,9 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.hadoop.hive.ql.lockmgr.HiveLock;
@@ -58,7 +64,8 @@ public final class HiveLockHarness {
   private final String port;
   private HiveConf conf;
   private ZooKeeperHiveLockManager manager;
-  private final List<HiveLock> held = new ArrayList<>();
+  private final Map<Integer, List<HiveLock>> held = new LinkedHashMap<>();
+  private int nextGroup = 1;
   private String queryId = "hive_harness_query";
   private String queryStr = "harness query";
 
@@ -86,6 +93,11 @@ public final class HiveLockHarness {
     Hive.getWithoutRegisterFns(c);
     ZooKeeperHiveLockManager m = new ZooKeeperHiveLockManager();
     m.setContext(new HiveLockManagerCtx(c));
+    if (manager != null) {
+      for (List<HiveLock> group : held.values()) {
+        manager.releaseLocks(group);
+      }
+    }
     held.clear();
     conf = c;
     manager = m;
@@ -148,8 +160,9 @@ public final class HiveLockHarness {
         if (lock == null) {
           return "REFUSED Unable to acquire " + type + ", " + m + " lock " + obj.getDisplayName();
         }
-        held.add(lock);
-        return "OK " + lock.getPath();
+        int group = nextGroup++;
+        held.put(group, new ArrayList<>(List.of(lock)));
+        return "OK " + group + " " + lock.getPath();
       }
       case "LOCKSET": {
         String type = lockType(words, 2);
@@ -163,20 +176,32 @@ public final class HiveLockHarness {
         if (locks == null) {
           return "REFUSED Unable to acquire the lock set " + words[1];
         }
-        held.addAll(locks);
-        return "OK " + locks.size();
+        int group = nextGroup++;
+        held.put(group, new ArrayList<>(locks));
+        return "OK " + group + " " + locks.size();
+      }
+      case "RELEASE": {
+        List<HiveLock> group = held.remove(Integer.parseInt(words[1]));
+        if (group == null) {
+          return "OK 0";
+        }
+        manager.releaseLocks(group);
+        return "OK " + group.size();
       }
       case "UNLOCK":
       case "UNLOCKALL": {
         String name = cmd.equals("UNLOCK") ? words[1] : null;
         List<HiveLock> mine = new ArrayList<>();
-        for (Iterator<HiveLock> it = held.iterator(); it.hasNext(); ) {
-          HiveLock l = it.next();
-          if (name == null || l.getHiveLockObject().getDisplayName().equals(name)) {
-            mine.add(l);
-            it.remove();
+        for (List<HiveLock> group : held.values()) {
+          for (Iterator<HiveLock> it = group.iterator(); it.hasNext(); ) {
+            HiveLock l = it.next();
+            if (name == null || l.getHiveLockObject().getDisplayName().equals(name)) {
+              mine.add(l);
+              it.remove();
+            }
           }
         }
+        held.values().removeIf(List::isEmpty);
         manager.releaseLocks(mine);
         return "OK " + mine.size();
       }
@@ -189,9 +214,14 @@ public final class HiveLockHarness {
         for (HiveLock l : locks) {
           manager.unlock(l);
         }
-        held.removeIf(h -> ((ZooKeeperHiveLock) h).getPath() != null
-            && locks.stream().anyMatch(l -> ((ZooKeeperHiveLock) l).getPath()
-                .equals(((ZooKeeperHiveLock) h).getPath())));
+        List<String> gone = new ArrayList<>();
+        for (HiveLock l : locks) {
+          gone.add(((ZooKeeperHiveLock) l).getPath());
+        }
+        for (List<HiveLock> group : held.values()) {
+          group.removeIf(h -> gone.contains(((ZooKeeperHiveLock) h).getPath()));
+        }
+        held.values().removeIf(List::isEmpty);
         return "OK " + locks.size();
       }
       case "SHOW": {

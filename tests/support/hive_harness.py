@@ -83,10 +83,15 @@ def build_harness(root: Path | None = None) -> Path:
 
 @dataclass(frozen=True)
 class Answer:
-    """The answer to LOCK / LOCKSET: granted (``detail`` = znode path or lock count) or refused."""
+    """The answer to LOCK / LOCKSET.
+
+    Granted: ``group`` names the locks for :meth:`HiveLockHarness.release`, ``detail`` is the znode
+    path (LOCK) or the number of locks (LOCKSET). Refused: ``detail`` is Hive's reason.
+    """
 
     granted: bool
     detail: str
+    group: int | None = None
 
     @property
     def refused(self) -> bool:
@@ -248,7 +253,8 @@ class HiveLockHarness:
     def _answer(line: str) -> Answer:
         word, _, detail = line.partition(" ")
         if word == "OK":
-            return Answer(True, detail)
+            group, _, detail = detail.partition(" ")
+            return Answer(True, detail, int(group))
         if word == "REFUSED":
             return Answer(False, detail)
         raise HiveHarnessError(f"unexpected answer {line!r}")
@@ -281,6 +287,12 @@ class HiveLockHarness:
         pairs = items.items() if isinstance(items, Mapping) else items
         spec = ",".join(f"{name}:{_mode(mode)}" for name, mode in pairs)
         return self._answer(self.request(f"LOCKSET {spec} {lock_type.upper()}"))
+
+    def release(self, group: int | Answer) -> int:
+        """Release one LOCK / LOCKSET (a statement's end); the number of locks released."""
+        if isinstance(group, Answer):
+            group = group.group
+        return int(self.request(f"RELEASE {group}").split()[1])
 
     def unlock(self, name: str) -> int:
         """Release the locks this harness holds on ``name``; the number released."""
