@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .commands import BY_COMMAND, NO_LOCK_COMMANDS, Target
 from .model import LockMode, LockRequest
 from .objects import LockObject
 
@@ -30,7 +31,7 @@ SPARK_CATALOG = "spark_catalog"
 Facts = Mapping[str, Any]
 
 
-def _table_object(ref: Mapping[str, Any]) -> LockObject | None:
+def _table_object(ref: Mapping[str, Any], current_db: str = "default") -> LockObject | None:
     """The lock object of a table reference, or None for what the catalog cannot name."""
     if ref.get("kind", "table") != "table" or not ref.get("table"):
         return None
@@ -40,7 +41,7 @@ def _table_object(ref: Mapping[str, Any]) -> LockObject | None:
     if catalog != SPARK_CATALOG:
         log.debug("sparklock: not locking %s in catalog %s", ref.get("table"), catalog)
         return None
-    return LockObject.of_table(ref.get("database") or "default", ref["table"])
+    return LockObject.of_table(ref.get("database") or current_db, ref["table"])
 
 
 def _partition(table: LockObject, columns: Iterable[str], spec: Mapping[str, Any]) -> LockObject:
@@ -55,9 +56,9 @@ def _partition(table: LockObject, columns: Iterable[str], spec: Mapping[str, Any
     return LockObject.of_partition(table.database, table.table or "", items)
 
 
-def read_requests(ref: Mapping[str, Any]) -> list[LockRequest]:
+def read_requests(ref: Mapping[str, Any], current_db: str = "default") -> list[LockRequest]:
     """SHARED on the table (or view), and on every partition actually read."""
-    table = _table_object(ref)
+    table = _table_object(ref, current_db)
     if table is None:
         return []
     requests = [LockRequest(table, S)]
@@ -68,9 +69,9 @@ def read_requests(ref: Mapping[str, Any]) -> list[LockRequest]:
     return requests
 
 
-def write_requests(ref: Mapping[str, Any]) -> list[LockRequest]:
+def write_requests(ref: Mapping[str, Any], current_db: str = "default") -> list[LockRequest]:
     """EXCLUSIVE on what an insert replaces or adds to, per Hive's design (HIVE-3509 fixed)."""
-    table = _table_object(ref)
+    table = _table_object(ref, current_db)
     if table is None:
         return []
     columns = ref.get("partitionColumns") or []
@@ -94,11 +95,79 @@ class Plan:
     command: str
 
 
+TEMP_VIEW_TYPES = frozenset({"LocalTempView", "GlobalTempView"})
+
+
+def _field_object(ref: Mapping[str, Any], current_db: str) -> LockObject | None:
+    kind = ref.get("kind")
+    if kind == "database" and ref.get("database"):
+        if (ref.get("catalog") or SPARK_CATALOG) != SPARK_CATALOG:
+            return None
+        return LockObject.of_database(ref["database"])
+    if kind == "table":
+        return _table_object(ref, current_db)
+    return None
+
+
+def _specs(ref: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    if not ref or ref.get("kind") != "partitionSpecs":
+        return []
+    return [s for s in ref.get("specs") or [] if s]
+
+
+def _target_requests(
+    target: Target, fields: Mapping[str, Mapping[str, Any]], current_db: str
+) -> list[LockRequest]:
+    ref = fields.get(target.field)
+    obj = _field_object(ref, current_db) if ref else None
+    if obj is None:
+        return []
+    specs = _specs(fields.get(target.partitions)) if target.partitions else []
+    if not specs or obj.table is None:
+        return [LockRequest(obj, target.mode)]
+    columns = ref.get("partitionColumns") or [str(k) for k in specs[0]]
+    parts = [LockRequest(_partition(obj, columns, spec), target.partition_mode) for spec in specs]
+    return [LockRequest(obj, S), *parts]
+
+
+def command_requests(facts: Facts) -> list[LockRequest]:
+    """The root command's own targets, per the command table (``commands.RULES``).
+
+    An unrecognised command that names a table or database takes EXCLUSIVE on each (fail safe)
+    and logs its class, so a gap in the table costs concurrency, never safety.
+    """
+    command = str(facts.get("command") or "")
+    current_db = str(facts.get("currentDatabase") or "default")
+    fields = {f["name"]: f for f in facts.get("fields") or [] if "name" in f}
+    rule = BY_COMMAND.get(command)
+    if rule is not None:
+        if command == "CreateViewCommand" and _value(fields, "viewType") in TEMP_VIEW_TYPES:
+            return []
+        return [r for t in rule.targets for r in _target_requests(t, fields, current_db)]
+    if command in NO_LOCK_COMMANDS:
+        return []
+    named = [o for f in fields.values() if (o := _field_object(f, current_db)) is not None]
+    if named:
+        log.warning(
+            "sparklock: command %s is not in the command table; taking EXCLUSIVE on %s",
+            facts.get("commandClass") or command,
+            ", ".join(o.name for o in named),
+        )
+    return [LockRequest(o, X) for o in named]
+
+
+def _value(fields: Mapping[str, Mapping[str, Any]], name: str) -> str | None:
+    ref = fields.get(name)
+    return None if ref is None else str(ref.get("value"))
+
+
 def requests_for(facts: Facts) -> Plan:
-    """All lock requests for one execution's facts (reads, writes, then the command's fields)."""
+    """All lock requests for one execution's facts: reads, writes, the command's own targets."""
+    current_db = str(facts.get("currentDatabase") or "default")
     requests: list[LockRequest] = []
     for ref in facts.get("reads") or []:
-        requests.extend(read_requests(ref))
+        requests.extend(read_requests(ref, current_db))
     for ref in facts.get("writes") or []:
-        requests.extend(write_requests(ref))
+        requests.extend(write_requests(ref, current_db))
+    requests.extend(command_requests(facts))
     return Plan(requests, str(facts.get("command") or ""))
