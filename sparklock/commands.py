@@ -229,3 +229,32 @@ NO_LOCK_COMMANDS = frozenset(
         "DropVariable",
     }
 )
+
+
+def _describe(rule: CommandRule) -> str:
+    parts = []
+    for t in rule.targets:
+        if t.partitions:
+            parts.append(
+                f"{t.mode.value} `{t.field}`, or SHARED table + {t.partition_mode.value} "
+                f"partitions of `{t.partitions}`"
+            )
+        else:
+            parts.append(f"{t.mode.value} `{t.field}`")
+    text = "; ".join(parts) or "—"
+    return f"{text} ({rule.note})" if rule.note else text
+
+
+def markdown_table() -> str:
+    """The README's command table, generated from ``RULES`` so the two cannot drift."""
+    lines = [
+        "| statement | command class | locks (besides SHARED on everything it reads) |",
+        "|---|---|---|",
+    ]
+    for r in RULES:
+        lines.append(f"| `{r.statement}` | `{r.command}` | {_describe(r)} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -1,0 +1,178 @@
+"""The command table on the facts layer (no Spark): each row locks what the seed's table says."""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+
+import pytest
+
+from sparklock.commands import RULES, markdown_table
+from sparklock.service import LockService
+
+
+def tref(name, field, db="default", **kw):
+    return {
+        "name": field,
+        "kind": "table",
+        "catalog": "spark_catalog",
+        "database": db,
+        "table": name,
+        **kw,
+    }
+
+
+def specs(field, *specs):
+    return {"name": field, "kind": "partitionSpecs", "specs": list(specs)}
+
+
+def db(field, name):
+    return {"name": field, "kind": "database", "database": name}
+
+
+def locks(command, *fields, reads=()):
+    facts = {
+        "command": command,
+        "fields": list(fields),
+        "reads": list(reads),
+        "currentDatabase": "cur",
+    }
+    return [r for r in LockService().explain(facts)]
+
+
+PT = {"partitionColumns": ["p"]}
+
+
+@pytest.mark.parametrize(
+    "command,fields,expected",
+    [
+        ("DropTable", [tref("t", "child")], [("default@t", "EXCLUSIVE")]),
+        ("DropTableCommand", [tref("t", "tableName")], [("default@t", "EXCLUSIVE")]),
+        (
+            "AlterTableRenameCommand",
+            [tref("t", "oldName"), tref("t2", "newName", db=None)],
+            [("cur@t2", "EXCLUSIVE"), ("default@t", "EXCLUSIVE")],
+        ),
+        ("TruncateTableCommand", [tref("t", "tableName")], [("default@t", "EXCLUSIVE")]),
+        (
+            "TruncateTableCommand",
+            [tref("t", "tableName", **PT), specs("partitionSpec", {"p": "1"})],
+            [("default@t", "SHARED"), ("default@t@p=1", "EXCLUSIVE")],
+        ),
+        ("AlterTableAddColumnsCommand", [tref("t", "table")], [("default@t", "EXCLUSIVE")]),
+        ("AlterTableChangeColumnCommand", [tref("t", "tableName")], [("default@t", "EXCLUSIVE")]),
+        ("AlterTableSetPropertiesCommand", [tref("t", "tableName")], [("default@t", "EXCLUSIVE")]),
+        (
+            "AlterTableUnsetPropertiesCommand",
+            [tref("t", "tableName")],
+            [("default@t", "EXCLUSIVE")],
+        ),
+        ("AlterTableSetLocationCommand", [tref("t", "tableName")], [("default@t", "EXCLUSIVE")]),
+        (
+            "AlterTableAddPartitionCommand",
+            [tref("t", "tableName", **PT), specs("partitionSpecsAndLocs", {"p": "1"}, {"p": "2"})],
+            [
+                ("default@t", "SHARED"),
+                ("default@t@p=1", "EXCLUSIVE"),
+                ("default@t@p=2", "EXCLUSIVE"),
+            ],
+        ),
+        (
+            "AlterTableDropPartitionCommand",
+            [tref("t", "tableName", **PT), specs("specs", {"p": "1"})],
+            [("default@t", "SHARED"), ("default@t@p=1", "EXCLUSIVE")],
+        ),
+        (
+            "AlterTableRenamePartitionCommand",
+            [
+                tref("t", "tableName", **PT),
+                specs("oldPartition", {"p": "1"}),
+                specs("newPartition", {"p": "3"}),
+            ],
+            [
+                ("default@t", "SHARED"),
+                ("default@t@p=1", "EXCLUSIVE"),
+                ("default@t@p=3", "EXCLUSIVE"),
+            ],
+        ),
+        ("AlterTableSerDePropertiesCommand", [tref("t", "tableName")], [("default@t", "SHARED")]),
+        ("CreateDataSourceTableCommand", [tref("n", "table")], [("default@n", "EXCLUSIVE")]),
+        (
+            "CreateTableLikeCommand",
+            [tref("n", "targetTable"), tref("t", "sourceTable")],
+            [("default@n", "EXCLUSIVE"), ("default@t", "SHARED")],
+        ),
+        (
+            "LoadDataCommand",
+            [tref("t", "table", **PT), specs("partition", {"p": "1"})],
+            [("default@t", "SHARED"), ("default@t@p=1", "EXCLUSIVE")],
+        ),
+        ("LoadDataCommand", [tref("t", "table")], [("default@t", "EXCLUSIVE")]),
+        ("AnalyzeTableCommand", [tref("t", "tableIdent")], [("default@t", "SHARED")]),
+        ("RefreshTableCommand", [tref("t", "tableIdent")], [("default@t", "SHARED")]),
+        ("RepairTableCommand", [tref("t", "tableName")], [("default@t", "EXCLUSIVE")]),
+        ("CreateNamespace", [db("name", "d3")], [("d3", "EXCLUSIVE")]),
+        ("DropNamespace", [db("namespace", "d2")], [("d2", "EXCLUSIVE")]),
+        ("SetNamespaceProperties", [db("namespace", "d2")], [("d2", "EXCLUSIVE")]),
+        ("DeleteCommand", [tref("t", "target")], [("default@t", "EXCLUSIVE")]),
+        ("UpdateCommand", [tref("t", "target")], [("default@t", "EXCLUSIVE")]),
+        ("MergeIntoCommand", [tref("t", "target")], [("default@t", "EXCLUSIVE")]),
+        ("OptimizeTableCommand", [tref("t", "child")], [("default@t", "EXCLUSIVE")]),
+        ("VacuumTableCommand", [tref("t", "child")], [("default@t", "EXCLUSIVE")]),
+        ("RestoreTableCommand", [tref("t", "target")], [("default@t", "EXCLUSIVE")]),
+        ("ShowTables", [db("namespace", "default")], []),
+    ],
+)
+def test_command_rows(command, fields, expected):
+    got = [r for r in locks(command, *fields) if r[0] not in ("default", "cur")]
+    assert got == expected
+
+
+def test_view_locks_view_and_reads():
+    rows = locks(
+        "CreateViewCommand",
+        tref("v", "name"),
+        {"name": "viewType", "kind": "value", "value": "PersistedView"},
+        reads=[{"kind": "table", "database": "default", "table": "t"}],
+    )
+    assert ("default@v", "EXCLUSIVE") in rows and ("default@t", "SHARED") in rows
+    temp = locks(
+        "CreateViewCommand",
+        tref("tv", "name"),
+        {"name": "viewType", "kind": "value", "value": "LocalTempView"},
+        reads=[{"kind": "table", "database": "default", "table": "t"}],
+    )
+    assert temp == [("default", "SHARED"), ("default@t", "SHARED")]
+
+
+def test_merge_locks_source_shared():
+    rows = locks(
+        "MergeIntoCommand",
+        tref("t", "target"),
+        reads=[
+            {"kind": "table", "database": "default", "table": "s"},
+            {"kind": "table", "database": "default", "table": "t"},
+        ],
+    )
+    assert dict(rows) == {"default": "SHARED", "default@s": "SHARED", "default@t": "EXCLUSIVE"}
+
+
+def test_unknown_command_fails_safe_and_logs(caplog):
+    with caplog.at_level(logging.WARNING, logger="sparklock"):
+        rows = locks("SomeFutureCommand", tref("t", "whatever"), db("ns", "d9"))
+    assert ("default@t", "EXCLUSIVE") in rows and ("d9", "EXCLUSIVE") in rows
+    assert "SomeFutureCommand" in caplog.text
+
+
+def test_every_rule_names_distinct_command():
+    assert len({r.command for r in RULES}) == len(RULES)
+
+
+def test_readme_command_table_is_generated_from_the_code():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    m = re.search(r"<!-- command-table:start -->\n(.*?)\n<!-- command-table:end -->", readme, re.S)
+    assert m, "README lacks the generated command table markers"
+    assert m.group(1).strip() == markdown_table().strip(), (
+        "README command table is stale: regenerate with python3 -m sparklock.commands"
+    )
