@@ -7,12 +7,13 @@ switches it to a fresh namespace. The znode tree is read with kazoo, independent
 from __future__ import annotations
 
 import re
+import threading
 import time
 
 import pytest
 
 from sparklock.config import LockSettings, SparkLockConfig
-from sparklock.errors import LockConflictError
+from sparklock.errors import LockConflictError, NotLockedError
 from sparklock.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
 from sparklock.objects import LockObject
 from tests.support.hive_harness import HiveLockHarness, build_harness, missing_requirements
@@ -70,7 +71,8 @@ def tree(kz, root: str) -> dict[str, tuple[bytes, bool]]:
             out[full[len(root) + 1 :]] = (data, stat.ephemeralOwner != 0)
             walk(full)
 
-    walk(root)
+    if kz.exists(root):
+        walk(root)
     return out
 
 
@@ -228,7 +230,9 @@ TABLE = LockObject.of_table("default", "t")
 PART = LockObject.of_partition("default", "t", {"p": "1"})
 
 
-def make_spark_manager(zk_server, namespace: str, wait_policy: WaitPolicy = WaitPolicy.RETRY):
+def make_spark_manager(
+    zk_server, namespace: str, wait_policy: WaitPolicy = WaitPolicy.RETRY, session_timeout=30.0
+):
     zookeeper = pytest.importorskip(
         "sparklock.managers.zookeeper", reason="sparklock's ZooKeeper manager not written yet"
     )
@@ -236,6 +240,7 @@ def make_spark_manager(zk_server, namespace: str, wait_policy: WaitPolicy = Wait
         manager="zookeeper",
         zookeeper_quorum=zk_server.address,
         zookeeper_namespace=namespace,
+        zookeeper_session_timeout=session_timeout,
         lock=LockSettings(num_retries=1, retry_interval=0.05, wait_policy=wait_policy),
     )
     return zookeeper.ZooKeeperLockManager(config)
@@ -351,7 +356,7 @@ def test_sparklock_partition_exclusive_refuses_hive(hive, spark, kz, zk_namespac
     assert hive.lock("default@t", "EXCLUSIVE").granted
 
 
-def test_sparklock_explicit_lock_seen_and_unlocked_by_hive(hive, spark, kz, zk_namespace):
+def test_explicit_locks_each_side_unlocks_the_others(hive, spark, kz, zk_namespace):
     held = spark_lock(
         spark,
         (TABLE, "EXCLUSIVE"),
@@ -368,7 +373,19 @@ def test_sparklock_explicit_lock_seen_and_unlocked_by_hive(hive, spark, kz, zk_n
     assert hive.unlock_any("default@t") == 1
     assert spark.list_locks() == []
     spark.release(held)  # releasing what is already gone is harmless
-    assert hive.lock("default@t", "EXCLUSIVE").granted
+
+    # And the other way: sparklock's UNLOCK TABLE removes Hive's LOCK TABLE.
+    hive.query("hive_q_lt", "LOCK TABLE t SHARED")
+    assert hive.lock("default@t", "SHARED", "EXPLICIT").granted
+    assert hive.lock("default@t", "SHARED", "EXPLICIT").granted
+    removed = spark.unlock(TABLE)
+    assert [(i.name, i.mode, i.data.query_id, i.data.lock_type) for i in removed] == [
+        ("default@t", LockMode.SHARED, "hive_q_lt", LockType.EXPLICIT)
+    ] * 2
+    assert hive.show() == []
+    with pytest.raises(NotLockedError):
+        spark.unlock(TABLE)
+    assert list(tree(kz, f"/{zk_namespace}")) == ["default"]  # as Hive's UNLOCK leaves it
 
 
 def test_shared_shared_both_ways_same_layout_as_hive(hive, zk_server, kz, zk_namespace):
@@ -459,3 +476,49 @@ def test_statement_lock_set_same_nodes_and_data_as_hive(hive, zk_server, kz, zk_
     }
     assert spark_tree == hive_tree
     assert hive_after == spark_after == {}
+
+
+def test_sparklock_implicit_locks_end_with_its_session(hive, zk_server, kz, zk_namespace):
+    """Implicit locks are ephemeral: closing sparklock's client frees them for Hive."""
+    # The process shares one client per (quorum, session timeout): an odd timeout gives this
+    # manager a session of its own, which its close() ends whatever other tests left open.
+    spark = make_spark_manager(zk_server, zk_namespace, session_timeout=17.25)
+    try:
+        spark_lock(spark, (TABLE, "EXCLUSIVE"), query_id="spark_q_gone")
+        assert [(r.name, r.mode) for r in hive.show()] == [("default@t", "EXCLUSIVE")]
+        assert hive.lock("default@t", "SHARED").refused
+    finally:
+        spark.close()
+    assert hive.show() == []
+    assert hive.lock("default@t", "EXCLUSIVE").granted
+
+
+def test_queued_sparklock_wakes_when_hive_releases(hive, zk_server, zk_namespace):
+    """sparklock's fair queue watches Hive's node: Hive's release wakes it, no polling."""
+    assert hive.lock("default@t", "EXCLUSIVE").granted
+    spark = make_spark_manager(zk_server, zk_namespace, WaitPolicy.QUEUE)
+    settings = LockSettings(num_retries=100, retry_interval=0.1, wait_policy=WaitPolicy.QUEUE)
+    got: dict[str, float] = {}
+
+    def reader() -> None:
+        held = spark.acquire(
+            [LockRequest(TABLE, LockMode.SHARED)],
+            owner="owner-queued",
+            query_id="spark_q_queued",
+            settings=settings,
+        )
+        got["at"] = time.monotonic()
+        spark.release(held)
+
+    try:
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        time.sleep(0.5)
+        assert "at" not in got  # still waiting behind Hive's EXCLUSIVE lock
+        released = time.monotonic()
+        assert hive.unlock("default@t") == 1
+        thread.join(10)
+        assert "at" in got
+        assert got["at"] - released < 1.0
+    finally:
+        spark.close()
