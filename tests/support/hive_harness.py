@@ -57,19 +57,23 @@ def cache_root() -> Path:
     return Path(xdg or Path.home() / ".cache") / "sparklock" / "hive-harness"
 
 
-def build_harness(root: Path | None = None) -> Path:
-    """Compile the harness unless a build of this exact source exists; return its class dir."""
-    digest = hashlib.sha256(SOURCE.read_bytes())
+def build_harness(
+    root: Path | None = None, *, source: Path = SOURCE, main_class: str = MAIN_CLASS
+) -> Path:
+    """Compile the harness (or another single-file Java program against the pyspark jars, such
+    as the benchmarks' ``HiveLockBench.java``) unless a build of this exact source exists; return
+    its class dir."""
+    digest = hashlib.sha256(source.read_bytes())
     digest.update(HIVE_EXEC_JAR.encode())
     root = root or cache_root()
     target = root / digest.hexdigest()[:20]
-    if (target / f"{MAIN_CLASS}.class").exists():
+    if (target / f"{main_class}.class").exists():
         return target
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root))
     try:
         proc = subprocess.run(
-            ["javac", "-nowarn", "-d", str(tmp), "-cp", CLASSPATH, str(SOURCE)],
+            ["javac", "-nowarn", "-d", str(tmp), "-cp", CLASSPATH, str(source)],
             capture_output=True,
             text=True,
             timeout=300,
@@ -79,7 +83,7 @@ def build_harness(root: Path | None = None) -> Path:
         try:
             tmp.rename(target)  # atomic: a concurrent build of the same source may win
         except OSError:
-            if not (target / f"{MAIN_CLASS}.class").exists():
+            if not (target / f"{main_class}.class").exists():
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
