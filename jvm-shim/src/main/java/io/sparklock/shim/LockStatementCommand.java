@@ -5,7 +5,6 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -36,7 +35,6 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand;
 import org.apache.spark.sql.execution.command.RunnableCommand;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
-import org.apache.spark.sql.types.StructType;
 
 import scala.Enumeration;
 import scala.Option;
@@ -64,7 +62,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
   public static final List<String> BASIC_COLUMNS = Collections.unmodifiableList(
       Arrays.asList("name", "mode"));
   public static final List<String> EXTENDED_COLUMNS = Collections.unmodifiableList(
-      Arrays.asList("name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client"));
+      Arrays.asList(
+          "name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client"));
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String SESSION_CATALOG = CatalogManager.SESSION_CATALOG_NAME();
@@ -93,7 +92,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
     RunnableCommand.$init$(this);
     LeafLike.$init$(this);
     this.kind = kind;
-    this.nameParts = nameParts == null ? null : Collections.unmodifiableList(new ArrayList<>(nameParts));
+    this.nameParts =
+        nameParts == null ? null : Collections.unmodifiableList(new ArrayList<>(nameParts));
     this.database = database;
     this.spec = spec == null ? null : Collections.unmodifiableList(new ArrayList<>(spec));
     this.mode = mode;
@@ -223,6 +223,9 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
     try {
       answer = SparkLockBridge.callExplain(facts);
     } catch (Exception e) {
+      if (disabledWithoutPython(session, e)) {
+        return Collections.emptyList();
+      }
       throw sneaky(e);
     }
     return rowsOf(parse(answer), "rows");
@@ -247,13 +250,21 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
     try {
       answer = SparkLockBridge.callCommand(request.toString());
     } catch (Exception e) {
-      // Disabled sessions must never fail on these statements, even without the Python side.
-      if (!isEnabled(session) && String.valueOf(e.getMessage()).contains("SPARKLOCK_NOT_ATTACHED")) {
+      if (disabledWithoutPython(session, e)) {
         return JSON.createObjectNode().put("ok", true);
       }
       throw sneaky(e);
     }
     return parse(answer);
+  }
+
+  /**
+   * With {@code spark.sparklock.enabled=false} these statements must never fail, even when no
+   * Python lock service is attached: they then answer like a disabled service (no rows, no-op).
+   */
+  private static boolean disabledWithoutPython(SparkSession session, Exception e) {
+    return !isEnabled(session)
+        && String.valueOf(e.getMessage()).startsWith("SPARKLOCK_NOT_ATTACHED");
   }
 
   private static boolean isEnabled(SparkSession session) {
@@ -441,7 +452,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
       if (column == null) {
         String detail = partitionColumns.isEmpty()
             ? "table " + tableName + " is not partitioned"
-            : "the partition columns of table " + tableName + " are " + quoted(partitionColumns, ", ");
+            : "the partition columns of table " + tableName + " are "
+                + quoted(partitionColumns, ", ");
         throw new AnalysisException("NON_PARTITION_COLUMN", scalaMap(LockStatementParser.params(
             "columnName", quote(kv[0]) + " (" + detail + ")")));
       }
@@ -519,7 +531,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
   @SuppressWarnings("unchecked")
   static scala.collection.immutable.Map<String, String> scalaMap(Map<String, String> map) {
     scala.collection.immutable.Map<String, String> result =
-        (scala.collection.immutable.Map<String, String>) (Object) scala.collection.immutable.ListMap$.MODULE$.empty();
+        (scala.collection.immutable.Map<String, String>) (Object)
+            scala.collection.immutable.ListMap$.MODULE$.empty();
     for (Map.Entry<String, String> e : map.entrySet()) {
       result = result.updated(e.getKey(), e.getValue());
     }
@@ -655,14 +668,5 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
   @Override
   public int hashCode() {
     return Objects.hash(kind, nameParts, database, specText(), mode, extended, sqlText);
-  }
-
-  @Override
-  public String toString() {
-    return super.toString();
-  }
-
-  static String upper(String s) {
-    return s.toUpperCase(Locale.ROOT);
   }
 }

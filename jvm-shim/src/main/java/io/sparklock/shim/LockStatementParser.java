@@ -76,7 +76,8 @@ public final class LockStatementParser implements ParserInterface {
   }
 
   @Override
-  public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext parameters) throws ParseException {
+  public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext parameters)
+      throws ParseException {
     LogicalPlan plan = parseLockStatement(sqlText, parameters);
     return plan != null ? plan : delegate.parsePlanWithParameters(sqlText, parameters);
   }
@@ -124,7 +125,8 @@ public final class LockStatementParser implements ParserInterface {
   // -- lock statements --------------------------------------------------------------------------
 
   /** The plan of a lock statement, or null when {@code sql} is not one (the delegate's turn). */
-  public LogicalPlan parseLockStatement(String sql, ParameterContext parameters) throws ParseException {
+  public LogicalPlan parseLockStatement(String sql, ParameterContext parameters)
+      throws ParseException {
     if (sql == null) {
       return null;
     }
@@ -213,15 +215,15 @@ public final class LockStatementParser implements ParserInterface {
         next();
         List<String> db = identifier("a database name");
         boolean extended = optionalWord("EXTENDED");
-        expectEnd("EXTENDED or the end of the statement");
+        expectEnd(extended ? "the end of the statement" : "EXTENDED or the end of the statement");
         return LockStatementCommand.showLocks(db, true, null, extended);
       }
       List<String> table =
           identifier("a table name, DATABASE <name>, EXTENDED or the end of the statement");
       List<String[]> spec = optionalPartitionSpec();
       boolean extended = optionalWord("EXTENDED");
-      expectEnd(spec == null
-          ? "PARTITION (...), EXTENDED or the end of the statement"
+      expectEnd(extended ? "the end of the statement"
+          : spec == null ? "PARTITION (...), EXTENDED or the end of the statement"
           : "EXTENDED or the end of the statement");
       return LockStatementCommand.showLocks(table, false, spec, extended);
     }
@@ -312,7 +314,8 @@ public final class LockStatementParser implements ParserInterface {
       }
       String text = sql.substring(first.start, last.end);
       try {
-        return new ArrayList<>(CollectionConverters.asJava(delegate.parseMultipartIdentifier(text)));
+        return new ArrayList<>(
+            CollectionConverters.asJava(delegate.parseMultipartIdentifier(text)));
       } catch (ParseException e) {
         throw Errors.rebase(e, text, 0, sql, first.start);
       }
@@ -575,6 +578,7 @@ public final class LockStatementParser implements ParserInterface {
   }
 
   static final class LexError extends RuntimeException {
+    private static final long serialVersionUID = 1L;
     final int offset;
     final String near;
 
@@ -621,7 +625,8 @@ public final class LockStatementParser implements ParserInterface {
         i++;
         while (true) {
           if (i >= n) {
-            throw new LexError("unclosed backquoted identifier", start, "'" + s.substring(start) + "'");
+            throw new LexError(
+                "unclosed backquoted identifier", start, "'" + s.substring(start) + "'");
           }
           if (s.charAt(i) == '`') {
             if (i + 1 < n && s.charAt(i + 1) == '`') {
@@ -635,7 +640,8 @@ public final class LockStatementParser implements ParserInterface {
         }
         return new Tok(Kind.QUOTED_IDENT, start, i, s.substring(start, i));
       }
-      if ((c == 'r' || c == 'R') && i + 1 < n && (s.charAt(i + 1) == '\'' || s.charAt(i + 1) == '"')) {
+      if ((c == 'r' || c == 'R') && i + 1 < n
+          && (s.charAt(i + 1) == '\'' || s.charAt(i + 1) == '"')) {
         char q = s.charAt(i + 1);
         int close = s.indexOf(q, i + 2);
         if (close < 0) {
