@@ -386,6 +386,29 @@ def test_explain_locks_of_select_and_insert_runs_nothing_and_holds_nothing(spark
     assert spark.table("plain").count() == 1
 
 
+def test_explain_locks_of_ddl_does_not_run_it(spark):
+    assert ("default@plain", "EXCLUSIVE") in names(spark, "EXPLAIN LOCKS DROP TABLE plain")
+    ctas = names(spark, "EXPLAIN LOCKS CREATE TABLE made USING parquet AS SELECT * FROM plain")
+    assert ("default@made", "EXCLUSIVE") in ctas and ("default@plain", "SHARED") in ctas
+    tables = {r.tableName for r in spark.sql("SHOW TABLES").collect()}
+    assert "plain" in tables and "made" not in tables
+    assert rows(spark, "SHOW LOCKS") == []
+
+
+def test_null_partition_value_is_hives_default_partition(spark):
+    spark.sql("CREATE TABLE nullparts (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    try:
+        spark.sql("INSERT INTO nullparts VALUES (1, NULL)")
+        spark.sql("LOCK TABLE nullparts PARTITION (p = NULL) SHARED")
+        assert names(spark, "SHOW LOCKS nullparts") == [
+            ("default@nullparts@p=__HIVE_DEFAULT_PARTITION__", "SHARED")
+        ]
+        spark.sql("UNLOCK TABLE nullparts PARTITION (p = NULL)")
+        assert rows(spark, "SHOW LOCKS nullparts") == []
+    finally:
+        spark.sql("DROP TABLE nullparts")
+
+
 def test_explain_locks_with_parameters(spark):
     explained = spark.sql(
         "EXPLAIN LOCKS SELECT * FROM parts WHERE p = :v", args={"v": "a/b"}
