@@ -1,0 +1,424 @@
+"""The one ZooKeeper (kazoo) client per process, shared by every manager, thread and Spark session.
+
+Hive learnt this the hard way (HIVE-9119): a client per query exhausts ZooKeeper's connection
+limit. Here a registry keyed by (quorum, session timeout) hands out one reference-counted
+:class:`SharedZooKeeperClient`; the kazoo client behind it is started lazily on first use and
+stopped when the last manager using it closes.
+
+Besides the connection, the shared client owns:
+
+* the session *generation*: a counter bumped whenever the session is lost (expired or closed), so
+  a manager can tell which of its ephemeral locks died with which session;
+* a worker thread that tells subscribers about lost sessions (kazoo's state listener runs on its
+  connection thread and must not block, so it only records the change and hands it over);
+* batched reads: many ``getChildren``/``getData`` in one ``multiRead`` request (ZooKeeper 3.6+),
+  falling back to kazoo's pipelined ``*_async`` calls on servers without it. kazoo moves one
+  request per loop turn of its connection thread (~0.1 ms each here), ``multiRead`` ~5 µs per
+  operation, which is what makes a 10,000-partition walk or a 1,000-object grant check cheap.
+
+The per-quorum :class:`OwnerRegistry` remembers which lock znodes this process created for which
+owner, so the grant rule can ignore a session's own explicit (``LOCK TABLE``) locks.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import warnings
+from collections import namedtuple
+from collections.abc import Callable, Iterable, Sequence
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import (
+    EXCEPTIONS,
+    ConnectionLoss,
+    KazooException,
+    NoNodeError,
+    OperationTimeoutError,
+    SessionExpiredError,
+    SessionMovedError,
+    UnimplementedError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.serialization import (
+    GetChildren,
+    GetData,
+    MultiHeader,
+    ZnodeStat,
+    int_struct,
+    multiheader_struct,
+    read_buffer,
+    read_string,
+    stat_struct,
+)
+from kazoo.protocol.states import KazooState
+
+from ..errors import LockManagerUnavailableError
+from ..model import LockType
+
+log = logging.getLogger("sparklock.zookeeper")
+
+#: Failures after which a request can simply be retried once the connection is back.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    ConnectionLoss,
+    OperationTimeoutError,
+    SessionMovedError,
+    KazooTimeoutError,
+    SessionExpiredError,  # only between an expiry and kazoo's new session
+)
+
+#: Operations per multiRead request (keeps each request far below jute.maxbuffer).
+MULTI_READ_OPS = 1000
+
+CHILDREN = "children"
+DATA = "data"
+
+
+class MultiRead(namedtuple("MultiRead", "operations")):
+    """ZooKeeper's ``multiRead`` (opcode 22, ZooKeeper 3.6+): independent reads in one request.
+
+    Unlike a write ``multi`` nothing is atomic: every operation gets its own result or error.
+    ``deserialize`` returns ``None`` for an empty body, which is what a server that does not know
+    the opcode answers.
+    """
+
+    type = 22
+
+    def serialize(self) -> bytearray:
+        b = bytearray()
+        for op in self.operations:
+            b.extend(MultiHeader(op.type, False, -1).serialize())
+            b.extend(op.serialize())
+        b.extend(multiheader_struct.pack(-1, True, -1))
+        return b
+
+    @classmethod
+    def deserialize(cls, buf: bytes, offset: int) -> list | None:
+        if offset >= len(buf):
+            return None
+        results: list = []
+        header, offset = MultiHeader.deserialize(buf, offset)
+        while not header.done:
+            if header.type == GetChildren.type:
+                count = int_struct.unpack_from(buf, offset)[0]
+                offset += int_struct.size
+                children = []
+                for _ in range(max(count, 0)):
+                    child, offset = read_string(buf, offset)
+                    children.append(child)
+                results.append(children)
+            elif header.type == GetData.type:
+                data, offset = read_buffer(buf, offset)
+                stat = ZnodeStat._make(stat_struct.unpack_from(buf, offset))
+                offset += stat_struct.size
+                results.append((data, stat))
+            elif header.type == -1:
+                err = int_struct.unpack_from(buf, offset)[0]
+                offset += int_struct.size
+                results.append(EXCEPTIONS[err]())
+            else:  # pragma: no cover - a server answering with an op we did not send
+                raise ValueError(f"unexpected multiRead result type {header.type}")
+            header, offset = MultiHeader.deserialize(buf, offset)
+        return results
+
+
+class OwnerRegistry:
+    """``znode path -> (owner, lock type)`` of the lock nodes this process created."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, tuple[str, LockType]] = {}
+
+    def add(self, paths: Iterable[str], owner: str, lock_type: LockType) -> None:
+        with self._lock:
+            for p in paths:
+                self._entries[p] = (owner, lock_type)
+
+    def forget(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            for p in paths:
+                self._entries.pop(p, None)
+
+    def owner_of(self, path: str) -> str | None:
+        entry = self._entries.get(path)
+        return entry[0] if entry else None
+
+    def is_own_explicit(self, path: str, owner: str) -> bool:
+        entry = self._entries.get(path)
+        return entry is not None and entry[0] == owner and entry[1] is LockType.EXPLICIT
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+SessionListener = Callable[[int, str], None]
+
+
+class SharedZooKeeperClient:
+    """One kazoo client (one ZooKeeper session at a time) shared by everything in the process."""
+
+    def __init__(self, quorum: str, session_timeout: float, connection_timeout: float) -> None:
+        self.quorum = quorum
+        self.session_timeout = session_timeout
+        self.connection_timeout = connection_timeout
+        self.client: KazooClient | None = None
+        self.generation = 0  # bumped on every lost session
+        self.multi_read: bool | None = None  # unknown until the first batched read
+        self._refs = 0
+        self._lock = threading.RLock()
+        self._connected = threading.Event()
+        self._listeners: list[SessionListener] = []
+        self._events: queue.Queue = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._stopping = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def ensure_started(self) -> KazooClient:
+        """The started kazoo client; connects on first use (LockManagerUnavailableError if not)."""
+        client = self.client
+        if client is not None:
+            return client
+        with self._lock:
+            if self.client is not None:
+                return self.client
+            if self._refs <= 0:
+                raise LockManagerUnavailableError(
+                    f"the ZooKeeper client for {self.quorum} has been closed"
+                )
+            client = KazooClient(
+                hosts=self.quorum,
+                timeout=self.session_timeout,
+                connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 1.0},
+            )
+            client.add_listener(self._on_state)
+            self._stopping = False
+            try:
+                with warnings.catch_warnings():
+                    # kazoo warns when the chroot does not exist yet; it is created below.
+                    warnings.simplefilter("ignore")
+                    client.start(timeout=self.connection_timeout)
+                self._ensure_chroot(client)
+            except Exception as exc:
+                self._stop_client(client)
+                raise LockManagerUnavailableError(
+                    f"cannot connect to ZooKeeper quorum {self.quorum} within "
+                    f"{self.connection_timeout:g} s ({type(exc).__name__}: {exc})"
+                ) from exc
+            if self._worker is None:
+                self._worker = threading.Thread(
+                    target=self._run_worker, name="sparklock-zk-events", daemon=True
+                )
+                self._worker.start()
+            self.client = client
+            log.info("sparklock: connected to ZooKeeper %s", self.quorum)
+            return client
+
+    @staticmethod
+    def _ensure_chroot(client: KazooClient) -> None:
+        """Create the quorum's ``/chroot`` if missing (a chrooted client cannot create it)."""
+        if not client.chroot or client.exists("/") is not None:
+            return
+        chroot, client.chroot = client.chroot, ""
+        try:
+            client.ensure_path(chroot)
+        finally:
+            client.chroot = chroot
+
+    def _stop_client(self, client: KazooClient) -> None:
+        self._stopping = True
+        try:
+            client.stop()
+            client.close()
+        except Exception:  # pragma: no cover - best effort on the way out
+            log.debug("sparklock: stopping the ZooKeeper client failed", exc_info=True)
+
+    def _retain(self) -> None:
+        with self._lock:
+            self._refs += 1
+
+    def _release(self) -> bool:
+        """Drop one reference; stop the client when it was the last. True if stopped."""
+        with self._lock:
+            self._refs -= 1
+            if self._refs > 0:
+                return False
+            client, self.client = self.client, None
+            if client is not None:
+                self._stop_client(client)
+            if self._worker is not None:
+                self._events.put(None)
+                self._worker = None
+            self._connected.clear()
+            return True
+
+    # -- connection state ---------------------------------------------------------------------
+    def _on_state(self, state: str) -> None:
+        """kazoo's listener, on its connection thread: record and hand over, never block."""
+        if state == KazooState.CONNECTED:
+            self._connected.set()
+        elif state == KazooState.SUSPENDED:
+            self._connected.clear()
+            log.warning("sparklock: ZooKeeper connection to %s suspended", self.quorum)
+        elif state == KazooState.LOST:
+            self._connected.clear()
+            lost = self.generation
+            self.generation = lost + 1
+            reason = "ZooKeeper session closed" if self._stopping else "ZooKeeper session expired"
+            self._events.put((lost, reason))
+
+    def _run_worker(self) -> None:
+        while True:
+            event = self._events.get()
+            if event is None:
+                return
+            lost, reason = event
+            if not self._stopping:
+                log.error("sparklock: %s (%s); implicit locks of it are gone", reason, self.quorum)
+            for listener in list(self._listeners):
+                try:
+                    listener(lost, reason)
+                except Exception:
+                    log.exception("sparklock: session listener failed")
+
+    def add_session_listener(self, listener: SessionListener) -> None:
+        """``listener(lost_generation, reason)`` runs on a worker thread after a session loss."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def remove_session_listener(self, listener: SessionListener) -> None:
+        with self._lock:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def wait_connected(self, timeout: float) -> bool:
+        self.ensure_started()
+        return self._connected.wait(max(0.0, timeout))
+
+    @property
+    def session_id(self) -> int | None:
+        client = self.client
+        cid = client.client_id if client is not None else None
+        return cid[0] if cid else None
+
+    # -- batched reads ------------------------------------------------------------------------
+    def read(self, ops: Sequence[tuple[str, str]], timeout: float) -> list:
+        """Run many reads; ``ops`` are ``(CHILDREN|DATA, path)``.
+
+        Per operation the result is the children list, ``(data, stat)``, or the exception
+        instance of a per-node failure (``NoNodeError``...). Transient failures raise.
+        """
+        if not ops:
+            return []
+        client = self.ensure_started()
+        if self.multi_read is not False and hasattr(client, "_call"):
+            results = self._read_multi(client, ops, timeout)
+            if results is not None:
+                self.multi_read = True
+                return results
+            log.info("sparklock: ZooKeeper %s has no multiRead; pipelining reads", self.quorum)
+            self.multi_read = False
+        return self._read_pipelined(client, ops, timeout)
+
+    def _read_multi(
+        self, client: KazooClient, ops: Sequence[tuple[str, str]], timeout: float
+    ) -> list | None:
+        chroot = client.chroot or ""
+        pending = []
+        for start in range(0, len(ops), MULTI_READ_OPS):
+            requests = []
+            for kind, path in ops[start : start + MULTI_READ_OPS]:
+                full = ((chroot + path).rstrip("/") or "/") if chroot else path
+                op = GetChildren if kind == CHILDREN else GetData
+                requests.append(op(full, None))
+            async_result = client.handler.async_result()
+            client._call(MultiRead(requests), async_result)
+            pending.append(async_result)
+        results: list = []
+        for async_result in pending:
+            try:
+                part = async_result.get(timeout=timeout)
+            except UnimplementedError:
+                return None
+            if part is None:
+                return None
+            results.extend(part)
+        return results
+
+    @staticmethod
+    def _read_pipelined(client: KazooClient, ops: Sequence[tuple[str, str]], timeout: float):
+        pending = [
+            client.get_children_async(path) if kind == CHILDREN else client.get_async(path)
+            for kind, path in ops
+        ]
+        results: list = []
+        for async_result in pending:
+            try:
+                results.append(async_result.get(timeout=timeout))
+            except TRANSIENT_ERRORS:
+                raise
+            except KazooException as exc:
+                results.append(exc)
+        return results
+
+
+_registry: dict[tuple[str, float], SharedZooKeeperClient] = {}
+_owner_registries: dict[str, OwnerRegistry] = {}
+_registry_lock = threading.Lock()
+
+
+def acquire_client(
+    quorum: str, session_timeout: float, connection_timeout: float
+) -> SharedZooKeeperClient:
+    """A reference to the process's client for ``quorum`` (not connected until first use)."""
+    with _registry_lock:
+        key = (quorum, float(session_timeout))
+        shared = _registry.get(key)
+        if shared is None:
+            shared = SharedZooKeeperClient(quorum, session_timeout, connection_timeout)
+            _registry[key] = shared
+        shared._retain()
+        return shared
+
+
+def release_client(shared: SharedZooKeeperClient) -> bool:
+    """Give a reference back; the last one stops the client (its ephemeral nodes go). True then."""
+    with _registry_lock:
+        stopped = shared._release()
+        if stopped:
+            key = (shared.quorum, float(shared.session_timeout))
+            if _registry.get(key) is shared:
+                del _registry[key]
+        return stopped
+
+
+def owner_registry(quorum: str) -> OwnerRegistry:
+    """The process-wide registry of lock znodes created here, per ZooKeeper quorum."""
+    with _registry_lock:
+        registry = _owner_registries.get(quorum)
+        if registry is None:
+            registry = _owner_registries[quorum] = OwnerRegistry()
+        return registry
+
+
+def active_clients() -> list[SharedZooKeeperClient]:
+    with _registry_lock:
+        return list(_registry.values())
+
+
+__all__ = [
+    "CHILDREN",
+    "DATA",
+    "NoNodeError",
+    "OwnerRegistry",
+    "SharedZooKeeperClient",
+    "TRANSIENT_ERRORS",
+    "acquire_client",
+    "active_clients",
+    "owner_registry",
+    "release_client",
+]
