@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 
 from .errors import InvalidObjectError
 
@@ -191,7 +192,7 @@ class LockObject:
             return ObjectKind.FACET
         return ObjectKind.PARTITION if self.partition else ObjectKind.TABLE
 
-    @property
+    @cached_property  # frozen: computed once (escaping is per character; lock sets sort on it)
     def components(self) -> tuple[str, ...]:
         """Escaped znode path components below the namespace: ``(db, t, "k=v", "k2=v2")``."""
         comps = [_escape_identifier("database", self.database)]
