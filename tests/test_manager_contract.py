@@ -29,7 +29,20 @@ def _make_embedded(request, settings: LockSettings) -> LockManager:
     return EmbeddedLockManager(settings)
 
 
-FACTORIES = {"embedded": _make_embedded}
+def _make_zookeeper(request, settings: LockSettings) -> LockManager:
+    from sparklock.config import SparkLockConfig
+    from sparklock.managers.zookeeper import ZooKeeperLockManager
+
+    config = SparkLockConfig(
+        manager="zookeeper",
+        zookeeper_quorum=request.getfixturevalue("zk_server").address,
+        zookeeper_namespace=request.getfixturevalue("zk_namespace"),
+        lock=settings,
+    )
+    return ZooKeeperLockManager(config)
+
+
+FACTORIES = {"embedded": _make_embedded, "zookeeper": _make_zookeeper}
 
 
 @pytest.fixture(params=sorted(FACTORIES))
