@@ -1003,6 +1003,45 @@ class ZooKeeperLockManager(LockManager):
             self._owners.forget(i.lock_id for i in infos)
             return sorted(infos, key=listing_order)
 
+    # -- maintenance (python -m sparklock stale) ------------------------------------------------
+    def empty_object_nodes(self) -> list[str]:
+        """Object nodes with no children, deepest first (Hive's clean.extra.nodes finds these)."""
+        with self._zk_errors("looking for empty nodes"):
+            empty: list[str] = []
+            level = [self.root]
+            while level:
+                results = self._read([(CHILDREN, p) for p in level], "looking for empty nodes")
+                next_level = []
+                for path, children in zip(level, results, strict=True):
+                    if not isinstance(children, list):
+                        continue
+                    if not children and path != self.root:
+                        empty.append(path)
+                    next_level += [f"{path}/{c}" for c in children if parse_lock_name(c) is None]
+                level = next_level
+            return sorted(empty, key=lambda p: (-p.count("/"), p))
+
+    def remove_empty_object_nodes(self, paths: Iterable[str]) -> list[str]:
+        """Delete the given nodes if still empty (a node in use meanwhile is kept)."""
+        removed = []
+        client = self._client()
+        for path in sorted(paths, key=lambda p: (-p.count("/"), p)):
+            if path == self.root or not path.startswith(self.root + "/"):
+                continue  # never outside the namespace
+            try:
+                client.delete(path)
+                removed.append(path)
+            except (NoNodeError, NotEmptyError):
+                pass
+        return removed
+
+    def remove_locks(self, infos: Sequence[LockInfo]) -> list[str]:
+        """Force-delete specific lock nodes (stale explicit locks); returns what failed."""
+        paths = [i.lock_id for i in infos if i.lock_id.startswith(self.root + "/")]
+        failed, _ = self._remove(paths, self.settings.unlock_num_retries)
+        self._owners.forget(p for p in paths if p not in failed)
+        return failed
+
 
 def _chunks(ops: Sequence[tuple]) -> Iterator[list[tuple]]:
     """Split ``(op, tag)`` pairs into multis of at most MULTI_BYTES (in order)."""

@@ -1,0 +1,148 @@
+"""``python -m sparklock``: operators' tools that need no Spark.
+
+    python -m sparklock locks   [--object NAME]            # like SHOW LOCKS EXTENDED
+    python -m sparklock release NAME                       # force-release every lock on NAME
+    python -m sparklock stale   [--older-than 24h] [--apply]
+
+Connection settings are the Spark conf keys (``--conf spark.sparklock.zookeeper.quorum=h:2181``,
+or the ``--quorum``/``--namespace`` shorthands), parsed by the same code as in Spark, so a bad
+value gets the same error naming the key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import Sequence
+
+from .config import SparkLockConfig, parse_duration
+from .errors import SparkLockError
+from .managers.zookeeper import ZooKeeperLockManager
+from .model import LockInfo, LockType
+from .objects import LockObject
+from .service import EXTENDED_COLUMNS, info_row
+
+
+def _config(args: argparse.Namespace) -> SparkLockConfig:
+    conf = {"spark.sparklock.manager": "zookeeper"}
+    for item in args.conf or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--conf takes key=value, got {item!r}")
+        conf[key.strip()] = value.strip()
+    if args.quorum:
+        conf["spark.sparklock.zookeeper.quorum"] = args.quorum
+    if args.namespace:
+        conf["spark.sparklock.zookeeper.namespace"] = args.namespace
+    return SparkLockConfig.from_conf(conf)
+
+
+def _print_table(columns: Sequence[str], rows: Sequence[Sequence[str]], out) -> None:
+    widths = [max([len(c), *(len(str(r[i])) for r in rows)]) for i, c in enumerate(columns)]
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
+    print(line.rstrip(), file=out)
+    for r in rows:
+        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip(), file=out)
+    print(f"({len(rows)} lock{'s' if len(rows) != 1 else ''})", file=out)
+
+
+def _age(info: LockInfo, now_ms: int) -> float:
+    return (now_ms - info.data.lock_time_ms) / 1000.0
+
+
+def cmd_locks(m: ZooKeeperLockManager, args, out) -> int:
+    obj = LockObject.parse(args.object) if args.object else None
+    infos = m.list_locks(obj)
+    _print_table(EXTENDED_COLUMNS, [info_row(i, True) for i in infos], out)
+    return 0
+
+
+def cmd_release(m: ZooKeeperLockManager, args, out) -> int:
+    removed = m.unlock(LockObject.parse(args.name))
+    for i in removed:
+        print(
+            f"released {i.mode.value} {i.data.lock_type.value} lock {i.lock_id} "
+            f"(query_id={i.data.query_id})",
+            file=out,
+        )
+    return 0
+
+
+def cmd_stale(m: ZooKeeperLockManager, args, out) -> int:
+    max_age = parse_duration("--older-than", args.older_than)
+    now_ms = int(dt.datetime.now().timestamp() * 1000)
+    old = [
+        i
+        for i in m.list_locks()
+        if i.data.lock_type is LockType.EXPLICIT and _age(i, now_ms) > max_age
+    ]
+    empty = m.empty_object_nodes()
+    for i in old:
+        print(
+            f"stale explicit lock: {i.name} {i.mode.value} {i.lock_id} "
+            f"age={_age(i, now_ms):.0f}s query_id={i.data.query_id}",
+            file=out,
+        )
+    for path in empty:
+        print(f"empty object node: {path}", file=out)
+    if not args.apply:
+        print(
+            f"{len(old)} stale explicit lock(s), {len(empty)} empty node(s); "
+            "run again with --apply to remove them",
+            file=out,
+        )
+        return 0
+    failed = m.remove_locks(old)
+    removed_nodes = m.remove_empty_object_nodes(empty)
+    print(
+        f"removed {len(old) - len(failed)} stale explicit lock(s), "
+        f"{len(removed_nodes)} empty node(s)",
+        file=out,
+    )
+    for path in failed:
+        print(f"could not remove {path}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sparklock", description=__doc__.split("\n\n")[0])
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quorum", help="spark.sparklock.zookeeper.quorum")
+    common.add_argument("--namespace", help="spark.sparklock.zookeeper.namespace")
+    common.add_argument(
+        "--conf",
+        action="append",
+        metavar="KEY=VALUE",
+        help="any spark.sparklock.* key (repeatable)",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("locks", parents=[common], help="list locks (SHOW LOCKS EXTENDED columns)")
+    s.add_argument("--object", help="only this object and below, e.g. default@t or default@t@p=1")
+    s.set_defaults(run=cmd_locks)
+    s = sub.add_parser(
+        "release", parents=[common], help="force-release every lock on exactly one object (UNLOCK)"
+    )
+    s.add_argument("name", help="Hive display name: db, db@t, db@t@p=1/q=2")
+    s.set_defaults(run=cmd_release)
+    s = sub.add_parser(
+        "stale",
+        parents=[common],
+        help="find (and with --apply remove) old explicit locks and empty nodes",
+    )
+    s.add_argument("--older-than", default="24h", help="explicit-lock age (default 24h)")
+    s.add_argument("--apply", action="store_true", help="remove what was found")
+    s.set_defaults(run=cmd_stale)
+    return p
+
+
+def main(argv: Sequence[str] | None = None, out=None) -> int:
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    try:
+        config = _config(args)
+        with ZooKeeperLockManager(config) as manager:
+            return args.run(manager, args, out)
+    except SparkLockError as e:
+        print(str(e), file=sys.stderr)
+        return 2
