@@ -140,6 +140,18 @@ KEYS: tuple[ConfigKey, ...] = (
         "10",
         "Attempts to release a lock that fails transiently before it is reported.",
     ),
+    ConfigKey(
+        "spark.sparklock.lock.escalation.partitions",
+        "0",
+        "Lock escalation (0 = off): a statement locking more than this many partitions of one "
+        "table locks the table instead (writes: EXCLUSIVE on the table, Hive-compatible).",
+    ),
+    ConfigKey(
+        "spark.sparklock.lock.escalation.reads",
+        "false",
+        "Escalate reads too (SHARED on the table and its writers facet); only when every writer "
+        "of the tables is sparklock with this setting (no Hive peer).",
+    ),
 )
 DEFAULTS = {k.key: k.default for k in KEYS}
 
@@ -160,6 +172,37 @@ class LockSettings:
 
 
 @dataclass(frozen=True)
+class Escalation:
+    """Lock escalation (opt-in): fewer, coarser locks for statements touching many partitions.
+
+    ``partitions`` is the threshold (0 = off): beyond it, a table's partition locks of one
+    statement become one table lock. Writes escalate to EXCLUSIVE on the table, which is stronger
+    and Hive-compatible. Reads escalate (``reads``) to SHARED on the table plus SHARED on its
+    writers facet, which is correct only if every partition writer also takes EXCLUSIVE on that
+    facet: with ``reads`` on, every partition EXCLUSIVE lock of a statement does (Hive's writers
+    do not, hence no Hive peer may write those tables).
+    """
+
+    partitions: int = 0
+    reads: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        return self.partitions > 0
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str] | None) -> Escalation:
+        """Only the escalation keys of a conf (the rest is validated by SparkLockConfig)."""
+        conf = conf or {}
+        pkey = "spark.sparklock.lock.escalation.partitions"
+        rkey = "spark.sparklock.lock.escalation.reads"
+        return cls(
+            partitions=parse_int(pkey, conf.get(pkey, DEFAULTS[pkey]), 0),
+            reads=parse_bool(rkey, conf.get(rkey, DEFAULTS[rkey])),
+        )
+
+
+@dataclass(frozen=True)
 class SparkLockConfig:
     enabled: bool = True
     manager: str = "embedded"
@@ -168,6 +211,7 @@ class SparkLockConfig:
     zookeeper_session_timeout: float = 30.0
     zookeeper_connection_timeout: float = 15.0
     lock: LockSettings = LockSettings()
+    escalation: Escalation = Escalation()
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str] | None = None) -> SparkLockConfig:
@@ -226,6 +270,7 @@ class SparkLockConfig:
             zookeeper_session_timeout=timeouts["sessionTimeout"],
             zookeeper_connection_timeout=timeouts["connectionTimeout"],
             lock=lock,
+            escalation=Escalation.from_conf(v),
         )
 
     @property

@@ -9,19 +9,23 @@ fields); this module applies Hive's lock table to them, adapted to Spark:
 * Spark writers of one file-based table also take EXCLUSIVE on the table's writers facet, because
   they share ``<table>/_temporary`` (unlocked, concurrent inserts into different partitions fail),
   while readers of other partitions go on and Hive still sees exactly Hive's locks;
-* every lock set then gets SHARED on all ancestors (``model.build_lock_set``).
+* every lock set then gets SHARED on all ancestors (``model.build_lock_set``);
+* opt-in lock escalation (``escalate``) trades per-partition locks for one table lock when a
+  statement touches many partitions of one table.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .commands import BY_COMMAND, NO_LOCK_COMMANDS, Target
+from .config import Escalation
 from .model import LockMode, LockRequest
-from .objects import LockObject
+from .objects import LockObject, ObjectKind
 
 log = logging.getLogger("sparklock")
 
@@ -161,8 +165,11 @@ def _value(fields: Mapping[str, Mapping[str, Any]], name: str) -> str | None:
     return None if ref is None else str(ref.get("value"))
 
 
-def requests_for(facts: Facts) -> Plan:
-    """All lock requests for one execution's facts: reads, writes, the command's own targets."""
+def requests_for(facts: Facts, escalation: Escalation | None = None) -> Plan:
+    """All lock requests for one execution's facts: reads, writes, the command's own targets.
+
+    ``escalation`` defaults to the ``spark.sparklock.lock.escalation.*`` keys of the facts' conf.
+    """
     current_db = str(facts.get("currentDatabase") or "default")
     requests: list[LockRequest] = []
     for ref in facts.get("reads") or []:
@@ -170,4 +177,72 @@ def requests_for(facts: Facts) -> Plan:
     for ref in facts.get("writes") or []:
         requests.extend(write_requests(ref, current_db))
     requests.extend(command_requests(facts))
-    return Plan(requests, str(facts.get("command") or ""))
+    if escalation is None:
+        escalation = _escalation_of(facts.get("conf"))
+    return Plan(escalate(requests, escalation), str(facts.get("command") or ""))
+
+
+def _escalation_of(conf: Mapping[str, str] | None) -> Escalation:
+    if not conf:
+        return Escalation()
+    keys = ("spark.sparklock.lock.escalation.partitions", "spark.sparklock.lock.escalation.reads")
+    return _cached_escalation(tuple((k, str(conf[k])) for k in keys if k in conf))
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_escalation(items: tuple[tuple[str, str], ...]) -> Escalation:
+    return Escalation.from_conf(dict(items))
+
+
+# -- lock escalation ----------------------------------------------------------------------------
+def escalate(requests: list[LockRequest], escalation: Escalation) -> list[LockRequest]:
+    """Fewer objects for statements that lock many partitions of one table (opt-in).
+
+    Per table, counting the distinct partitions (and prefixes) one statement locks:
+
+    * more than ``escalation.partitions`` locked EXCLUSIVE: EXCLUSIVE on the table replaces every
+      partition lock of it. Stronger than what it replaces (every partition lock of anyone else
+      carries SHARED on the table) and Hive-compatible.
+    * with ``escalation.reads``, more than ``escalation.partitions`` locked at all: SHARED on the
+      table and SHARED on its writers facet replace the SHARED partition locks (the EXCLUSIVE ones,
+      at most the threshold, stay). Partition writers take SHARED on the table only, so this is
+      correct only because, with ``reads`` on, every partition EXCLUSIVE lock also takes
+      EXCLUSIVE on its table's writers facet (added here to every statement, escalated or not).
+    """
+    if not escalation.enabled:
+        return requests
+    limit = escalation.partitions
+    by_table: dict[LockObject, dict[LockObject, LockMode]] = {}
+    for req in requests:
+        if req.obj.kind is ObjectKind.PARTITION:
+            table = LockObject.of_table(req.obj.database, req.obj.table or "")
+            modes = by_table.setdefault(table, {})
+            if modes.get(req.obj) is not X:
+                modes[req.obj] = req.mode
+    replace: dict[LockObject, LockMode] = {}  # table -> escalated mode
+    for table, modes in by_table.items():
+        if sum(m is X for m in modes.values()) > limit:
+            replace[table] = X
+        elif escalation.reads and len(modes) > limit:
+            replace[table] = S
+    out: list[LockRequest] = []
+    added: set[LockObject] = set()
+    for req in requests:
+        obj = req.obj
+        table = (
+            LockObject.of_table(obj.database, obj.table or "")
+            if obj.kind is ObjectKind.PARTITION
+            else None
+        )
+        mode = replace.get(table) if table is not None else None
+        if mode is X or (mode is S and req.mode is S):
+            if table not in added:
+                added.add(table)
+                out.append(LockRequest(table, mode))
+                if mode is S:
+                    out.append(LockRequest(LockObject.table_writers(obj.database, obj.table), S))
+            continue
+        out.append(req)
+        if escalation.reads and table is not None and req.mode is X:
+            out.append(LockRequest(LockObject.table_writers(obj.database, obj.table), X))
+    return out
