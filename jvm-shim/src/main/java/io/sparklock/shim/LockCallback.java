@@ -1,0 +1,25 @@
+package io.sparklock.shim;
+
+/**
+ * What the JVM calls in Python (implemented by {@code sparklock.spark.callback.PyLockCallback}).
+ * Exactly the interface of jvm-shim/BRIDGE.md; every argument and result is a JSON string.
+ */
+public interface LockCallback {
+  /**
+   * Take the implicit locks of one execution. Returns JSON {"ok":true,"handle":"&lt;id&gt;"}
+   * ("handle" is "" when nothing needed locking) or {"ok":false,"error":"LOCK_CONFLICT: ..."}.
+   */
+  String acquire(String factsJson);
+
+  /**
+   * Release an execution's locks; idempotent (the listener may call it a second time). Returns
+   * JSON {"ok":true} or {"ok":false,"error":"UNLOCK_FAILED: ..."}.
+   */
+  String release(String handle);
+
+  /** EXPLAIN LOCKS: the facts of the analysed statement → {"ok":true,"rows":[["name","mode"]]}. */
+  String explain(String factsJson);
+
+  /** SHOW LOCKS / LOCK / UNLOCK: {"ok":true,"columns":[...],"rows":[[...]]} or {"ok":false}. */
+  String command(String requestJson);
+}

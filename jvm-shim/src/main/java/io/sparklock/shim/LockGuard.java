@@ -1,0 +1,253 @@
+package io.sparklock.shim;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SQLExecution;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Acquire → run → release around one execution, with these rules:
+ *
+ * <ul>
+ *   <li><b>One acquisition per execution id.</b> The first {@link SparkLockExec} entered for an
+ *       execution id ({@code spark.sql.execution.id}) acquires; any other wrapper entered while
+ *       that execution still holds (a subquery plan wrapped when AQE is off, a cached plan's root
+ *       computed inside the action, a re-entry through the same plan) just runs. The facts come
+ *       from the execution's own {@code QueryExecution}, so they already cover its subqueries.
+ *   <li><b>Nested executions lock their own facts.</b> A command that starts statements of its
+ *       own (saveAsTable → CTAS → insert) gives them new execution ids that share
+ *       {@code spark.sql.execution.root.id}. They are acquired like any other execution (their
+ *       facts say what they really write, e.g. the insert's partitions), with
+ *       {@code "enclosingHandles"} naming the handles the enclosing executions of the same root
+ *       already hold on this JVM, so the service can treat them as one owner (a statement must
+ *       never wait for its own locks). Skipping them instead would leave the write unprotected
+ *       when the outer facts are coarser than the inner ones.
+ *   <li><b>Release is synchronous</b> on the action's thread, in {@code finally}, before
+ *       {@code collect()} / {@code spark.sql()} returns. The query-end listener only releases
+ *       what is still open (RDD paths, failures between acquire and run): idempotent safety net.
+ *   <li><b>RDD paths</b> ({@code doExecute}: toLocalIterator, Arrow toPandas, foreach) have no
+ *       synchronous end: with an execution id the locks are held until the listener sees the
+ *       execution end; without one ({@code df.rdd}) the locks are only checked (acquired and
+ *       released at once) because nothing would ever release them.
+ * </ul>
+ */
+public final class LockGuard {
+  private static final Logger LOG = LoggerFactory.getLogger("io.sparklock.shim.LockGuard");
+
+  /** Executions holding (or acquiring) locks on this JVM, by execution id. */
+  static final Map<String, Held> HELD = new ConcurrentHashMap<>();
+
+  private LockGuard() {}
+
+  /** One execution's acquisition. */
+  static final class Held {
+    final String executionId;
+    final String rootExecutionId;
+    volatile String handle = "";
+    final AtomicBoolean released = new AtomicBoolean(false);
+
+    Held(String executionId, String rootExecutionId) {
+      this.executionId = executionId;
+      this.rootExecutionId = rootExecutionId;
+    }
+  }
+
+  /** The context of the running action. */
+  private static final class Context {
+    String executionId;
+    String rootExecutionId;
+    QueryExecution qe;
+    SparkSession session;
+  }
+
+  private static Context context(SparkPlan node) {
+    Context c = new Context();
+    SparkContext sc = node.sparkContext();
+    c.executionId = sc.getLocalProperty(SQLExecution.EXECUTION_ID_KEY());
+    c.rootExecutionId = sc.getLocalProperty(SQLExecution.EXECUTION_ROOT_ID_KEY());
+    if (c.executionId != null) {
+      try {
+        c.qe = SQLExecution.getQueryExecution(Long.parseLong(c.executionId));
+      } catch (NumberFormatException e) {
+        c.qe = null;
+      }
+    }
+    c.session = c.qe != null ? c.qe.sparkSession() : node.session();
+    return c;
+  }
+
+  /** Runs {@code body} holding the locks of the current execution (synchronous actions). */
+  public static <T> T runLocked(SparkLockExec node, Supplier<T> body) {
+    Context c = context(node);
+    if (!SparkLockBridge.enabled(c.session)) {
+      return body.get();
+    }
+    if (c.executionId == null) {
+      // No SQL execution (an internal caller): lock around the call itself.
+      Held held = new Held(null, null);
+      held.handle = SparkLockBridge.acquire(facts(c, node, held));
+      return runThenRelease(held, body);
+    }
+    Held held = new Held(c.executionId, c.rootExecutionId);
+    if (HELD.putIfAbsent(c.executionId, held) != null) {
+      return body.get(); // this execution already holds its locks
+    }
+    try {
+      held.handle = SparkLockBridge.acquire(facts(c, node, held));
+    } catch (RuntimeException | Error e) {
+      HELD.remove(c.executionId, held);
+      throw e;
+    }
+    try {
+      return runThenRelease(held, body);
+    } finally {
+      HELD.remove(c.executionId, held);
+    }
+  }
+
+  private static <T> T runThenRelease(Held held, Supplier<T> body) {
+    T result;
+    try {
+      result = body.get();
+    } catch (RuntimeException | Error e) {
+      try {
+        release(held);
+      } catch (RuntimeException releaseFailure) {
+        e.addSuppressed(releaseFailure);
+      }
+      throw e;
+    }
+    release(held); // an UNLOCK_FAILED here fails the action: the caller must know
+    return result;
+  }
+
+  /** RDD paths: acquire now, release when the execution ends (or at once without one). */
+  public static void lockUntilExecutionEnd(SparkLockExec node) {
+    Context c = context(node);
+    if (!SparkLockBridge.enabled(c.session)) {
+      return;
+    }
+    if (c.executionId == null) {
+      Held held = new Held(null, null);
+      held.handle = SparkLockBridge.acquire(facts(c, node, held));
+      release(held);
+      return;
+    }
+    Held held = new Held(c.executionId, c.rootExecutionId);
+    if (HELD.putIfAbsent(c.executionId, held) != null) {
+      return;
+    }
+    try {
+      held.handle = SparkLockBridge.acquire(facts(c, node, held));
+    } catch (RuntimeException | Error e) {
+      HELD.remove(c.executionId, held);
+      throw e;
+    }
+  }
+
+  /** Listener: the execution ended; release whatever it still holds. */
+  static void onExecutionEnd(long executionId) {
+    Held held = HELD.remove(Long.toString(executionId));
+    if (held == null) {
+      return;
+    }
+    try {
+      release(held);
+    } catch (RuntimeException e) {
+      LOG.warn("sparklock: releasing the locks of execution {} at its end failed: {}",
+          executionId, e.getMessage());
+    }
+  }
+
+  static void release(Held held) {
+    if (held.handle == null || held.handle.isEmpty()) {
+      held.released.set(true);
+      return;
+    }
+    if (held.released.compareAndSet(false, true)) {
+      SparkLockBridge.release(held.handle);
+    }
+  }
+
+  /** Handles the enclosing executions of the same root hold, outermost first. */
+  static List<String> enclosingHandles(Held me) {
+    List<String> out = new ArrayList<>();
+    if (me.rootExecutionId == null || me.rootExecutionId.equals(me.executionId)) {
+      return out;
+    }
+    List<Held> same = new ArrayList<>();
+    for (Held h : HELD.values()) {
+      if (h != me
+          && me.rootExecutionId.equals(h.rootExecutionId)
+          && h.handle != null
+          && !h.handle.isEmpty()
+          && !h.released.get()) {
+        same.add(h);
+      }
+    }
+    same.sort((a, b) -> Long.compare(parse(a.executionId), parse(b.executionId)));
+    for (Held h : same) {
+      out.add(h.handle);
+    }
+    return out;
+  }
+
+  private static long parse(String id) {
+    try {
+      return Long.parseLong(id);
+    } catch (NumberFormatException | NullPointerException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  /** The logical plan of the topmost physical node that links to one (pre-order). */
+  static LogicalPlan firstLogicalLink(SparkPlan root) {
+    List<SparkPlan> stack = new ArrayList<>();
+    stack.add(root);
+    while (!stack.isEmpty()) {
+      SparkPlan p = stack.remove(0);
+      scala.Option<LogicalPlan> link = p.logicalLink();
+      if (link.isDefined()) {
+        return link.get();
+      }
+      for (scala.collection.Iterator<SparkPlan> it = p.children().iterator(); it.hasNext(); ) {
+        stack.add(it.next());
+      }
+    }
+    return null;
+  }
+
+  private static String facts(Context c, SparkLockExec node, Held held) {
+    LogicalPlan analyzed;
+    LogicalPlan optimized;
+    String sql = null;
+    if (c.qe != null) {
+      analyzed = c.qe.analyzed();
+      optimized = c.qe.optimizedPlan();
+      sql = FactsExtractor.sqlText(c.qe.logical());
+      if (sql == null) {
+        sql = FactsExtractor.sqlText(analyzed);
+      }
+    } else {
+      // No QueryExecution registered: the planner's link to the (optimized) logical plan.
+      analyzed = firstLogicalLink(node.child());
+      optimized = analyzed;
+    }
+    if (sql == null) {
+      sql = node.sparkContext().getLocalProperty("spark.job.description");
+    }
+    return FactsExtractor.factsJson(
+        c.session, analyzed, optimized, c.executionId, c.rootExecutionId, sql,
+        enclosingHandles(held));
+  }
+}

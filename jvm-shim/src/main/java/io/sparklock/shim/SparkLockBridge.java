@@ -1,0 +1,183 @@
+package io.sparklock.shim;
+
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.ColumnarRule;
+import org.apache.spark.sql.internal.SQLConf;
+import scala.collection.Iterator;
+
+/**
+ * The JVM end of the bridge (jvm-shim/BRIDGE.md): the one Python callback of this JVM and the
+ * helpers every hook and statement uses to call it.
+ *
+ * <p>Every call to Python goes through {@link #call}: a missing callback while locking is enabled
+ * fails closed with {@code SPARKLOCK_NOT_ATTACHED}, an answer with {@code "ok": false} becomes a
+ * {@link SparkLockException} whose message is the Python error text verbatim.
+ */
+public final class SparkLockBridge {
+  public static final String CONF_PREFIX = "spark.sparklock.";
+  public static final String ENABLED_KEY = "spark.sparklock.enabled";
+
+  public static final String NOT_ATTACHED =
+      "SPARKLOCK_NOT_ATTACHED: the sparklock Spark extension is active "
+          + "(spark.sql.extensions=io.sparklock.shim.SparkLockExtensions) but no Python lock "
+          + "service is attached to this JVM, so the statement was not run; create the session "
+          + "with sparklock.configure(SparkSession.builder...).getOrCreate() (or call "
+          + "sparklock.spark.attach(spark)), or set spark.sparklock.enabled=false to run "
+          + "without locks";
+
+  private static final AtomicReference<LockCallback> CALLBACK = new AtomicReference<>();
+
+  /** Debug/testing aid: the last facts JSON this JVM sent to acquire (null before the first). */
+  private static volatile String lastFacts;
+
+  /** Duration of the last JVM→Python call (ns), for measuring the bridge's cost. */
+  private static volatile long lastCallNanos;
+
+  private SparkLockBridge() {}
+
+  /** How long the last call into Python took, in nanoseconds (round trip, JSON included). */
+  public static long lastCallNanos() {
+    return lastCallNanos;
+  }
+
+  /** Attach the Python callback (BRIDGE.md: once per JVM; a later call replaces it). */
+  public static void setCallback(LockCallback cb) {
+    CALLBACK.set(cb);
+  }
+
+  /** The attached callback, or null. */
+  public static LockCallback callback() {
+    return CALLBACK.get();
+  }
+
+  /** The last facts JSON passed to {@code acquire} (for tests and debugging). */
+  public static String lastFacts() {
+    return lastFacts;
+  }
+
+  /** Whether {@code spark.sparklock.enabled} (session conf, default true) is on. */
+  public static boolean enabled(SparkSession session) {
+    if (session == null) {
+      return true;
+    }
+    String v = session.sessionState().conf().getConfString(ENABLED_KEY, "true");
+    // Fail safe: anything but an explicit "false" keeps locking on (Python validates the value).
+    return !"false".equalsIgnoreCase(v.trim());
+  }
+
+  /** Every {@code spark.sparklock.*} entry of the session conf, sorted. */
+  public static Map<String, String> sessionConf(SparkSession session) {
+    Map<String, String> out = new TreeMap<>();
+    if (session == null) {
+      return out;
+    }
+    SQLConf conf = session.sessionState().conf();
+    Iterator<scala.Tuple2<String, String>> it = conf.getAllConfs().iterator();
+    while (it.hasNext()) {
+      scala.Tuple2<String, String> kv = it.next();
+      if (kv._1().startsWith(CONF_PREFIX)) {
+        out.put(kv._1(), kv._2());
+      }
+    }
+    return out;
+  }
+
+  /** {@link #sessionConf} as a JSON object. */
+  public static String sessionConfJson(SparkSession session) {
+    return Json.write(sessionConf(session));
+  }
+
+  /** Whether the sparklock extension is installed in this session (its columnar rule is). */
+  public static boolean installed(SparkSession session) {
+    Iterator<ColumnarRule> it = session.sessionState().columnarRules().iterator();
+    while (it.hasNext()) {
+      if (it.next() instanceof SparkLockColumnarRule) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ------------------------------------------------------------------ calls into Python
+
+  /** acquire(facts) → the handle ("" = nothing locked); throws on ok=false. */
+  static String acquire(String factsJson) {
+    lastFacts = factsJson;
+    Map<String, Object> r = call("acquire", factsJson);
+    Object h = r.get("handle");
+    return h == null ? "" : h.toString();
+  }
+
+  /** release(handle); throws on ok=false. */
+  static void release(String handle) {
+    call("release", handle);
+  }
+
+  /** SHOW LOCKS / LOCK / UNLOCK: returns the answer JSON; throws on ok=false or no callback. */
+  public static String callCommand(String requestJson) {
+    return Json.write(call("command", requestJson));
+  }
+
+  /** EXPLAIN LOCKS: returns the answer JSON; throws on ok=false or no callback. */
+  public static String callExplain(String factsJson) {
+    return Json.write(call("explain", factsJson));
+  }
+
+  /** Calls one callback method and checks the answer; the parsed answer when ok is true. */
+  static Map<String, Object> call(String method, String argument) {
+    LockCallback cb = CALLBACK.get();
+    if (cb == null) {
+      throw new SparkLockException(NOT_ATTACHED);
+    }
+    String answer;
+    long start = System.nanoTime();
+    try {
+      switch (method) {
+        case "acquire":
+          answer = cb.acquire(argument);
+          break;
+        case "release":
+          answer = cb.release(argument);
+          break;
+        case "explain":
+          answer = cb.explain(argument);
+          break;
+        case "command":
+          answer = cb.command(argument);
+          break;
+        default:
+          throw new IllegalArgumentException(method);
+      }
+    } catch (SparkLockException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // py4j failures (the Python process or its callback server is gone).
+      throw new SparkLockException(
+          "LOCK_SERVICE_UNREACHABLE: calling the Python lock service (" + method + ") failed: "
+              + e,
+          e);
+    }
+    lastCallNanos = System.nanoTime() - start;
+    Map<String, Object> parsed;
+    try {
+      parsed = Json.parseObject(answer);
+    } catch (IllegalArgumentException e) {
+      throw new SparkLockException(
+          "LOCK_SERVICE_PROTOCOL: the Python lock service answered " + method
+              + " with something that is not a JSON object: " + Json.abbreviate(answer),
+          e);
+    }
+    if (!Boolean.TRUE.equals(parsed.get("ok"))) {
+      Object err = parsed.get("error");
+      throw new SparkLockException(
+          err != null
+              ? err.toString()
+              : "LOCK_SERVICE_PROTOCOL: " + method + " failed without an error text: "
+                  + Json.abbreviate(answer));
+    }
+    return parsed;
+  }
+}

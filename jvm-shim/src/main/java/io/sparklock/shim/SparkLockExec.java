@@ -1,0 +1,128 @@
+package io.sparklock.shim;
+
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.execution.SparkPlan;
+import scala.Tuple2;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+
+/**
+ * The physical root that takes a statement's locks: {@code executeCollect}/{@code executeTake}/
+ * {@code executeTail}/{@code executeCollectIterator} acquire, run the child and release before
+ * returning (see {@link LockGuard}); {@code doExecute} (RDD paths: toLocalIterator, Arrow,
+ * foreach, df.rdd) acquires and leaves the release to the query-end listener.
+ */
+public class SparkLockExec extends SparkPlan {
+  private static final long serialVersionUID = 1L;
+
+  private final SparkPlan child;
+
+  public SparkLockExec(SparkPlan child) {
+    this.child = child;
+    if (child.logicalLink().isDefined()) {
+      setTagValue(SparkPlan.LOGICAL_PLAN_TAG(), child.logicalLink().get());
+    }
+  }
+
+  public SparkPlan child() {
+    return child;
+  }
+
+  // ------------------------------------------------------------------ execution
+
+  @Override
+  public InternalRow[] executeCollect() {
+    return LockGuard.runLocked(this, child::executeCollect);
+  }
+
+  @Override
+  public InternalRow[] executeTake(int n) {
+    return LockGuard.runLocked(this, () -> child.executeTake(n));
+  }
+
+  @Override
+  public InternalRow[] executeTail(int n) {
+    return LockGuard.runLocked(this, () -> child.executeTail(n));
+  }
+
+  @Override
+  public Tuple2<Object, scala.collection.Iterator<InternalRow>> executeCollectIterator() {
+    // The jobs run inside the child's call (the rows are decoded lazily from collected bytes).
+    return LockGuard.runLocked(this, child::executeCollectIterator);
+  }
+
+  @Override
+  public RDD<InternalRow> doExecute() {
+    LockGuard.lockUntilExecutionEnd(this);
+    return child.execute();
+  }
+
+  @Override
+  public <T> org.apache.spark.broadcast.Broadcast<T> doExecuteBroadcast() {
+    return child.executeBroadcast();
+  }
+
+  // ------------------------------------------------------------------ plan node plumbing
+
+  @Override
+  public Seq<Attribute> output() {
+    return child.output();
+  }
+
+  @Override
+  public Partitioning outputPartitioning() {
+    return child.outputPartitioning();
+  }
+
+  @Override
+  public Seq<SortOrder> outputOrdering() {
+    return child.outputOrdering();
+  }
+
+  @Override
+  public Seq<SparkPlan> children() {
+    return scala.jdk.javaapi.CollectionConverters.asScala(java.util.List.of(child)).toList();
+  }
+
+  @Override
+  public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
+    return new SparkLockExec(newChildren.apply(0));
+  }
+
+  @Override
+  public String nodeName() {
+    return "SparkLock";
+  }
+
+  @Override
+  public int productArity() {
+    return 1;
+  }
+
+  @Override
+  public Object productElement(int n) {
+    if (n == 0) {
+      return child;
+    }
+    throw new IndexOutOfBoundsException(String.valueOf(n));
+  }
+
+  @Override
+  public boolean canEqual(Object that) {
+    return that instanceof SparkLockExec;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof SparkLockExec && ((SparkLockExec) o).child.equals(child);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * child.hashCode() + 7;
+  }
+}

@@ -1,0 +1,189 @@
+"""Build the JVM shim jar (``jvm-shim/src/main/java``) with ``javac`` against pyspark's jars.
+
+No Maven, no Scala compiler: the Java sources compile against ``<pyspark>/jars/*`` into a cache
+directory keyed by a hash of the sources, the pyspark version and the javac version, so a fresh
+checkout builds once (a few seconds) and every later session reuses the jar. A file lock keeps two
+processes from building at the same time.
+
+``SPARKLOCK_SHIM_JAR=/path/to.jar`` uses a prebuilt jar instead; ``SPARKLOCK_SHIM_CACHE=<dir>``
+moves the cache (default ``<repo>/jvm-shim/build``). ``python -m sparklock.shim`` builds and
+prints the jar path.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from .errors import SparkLockError
+
+EXTENSION_CLASS = "io.sparklock.shim.SparkLockExtensions"
+BRIDGE_CLASS = "io.sparklock.shim.SparkLockBridge"
+JAR_NAME = "sparklock-shim.jar"
+JAVA_RELEASE = "17"
+
+
+class ShimBuildError(SparkLockError):
+    """The shim jar cannot be built or found."""
+
+    code = "SHIM_BUILD_FAILED"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def source_dir() -> Path:
+    return repo_root() / "jvm-shim" / "src" / "main" / "java"
+
+
+def cache_root() -> Path:
+    env = os.environ.get("SPARKLOCK_SHIM_CACHE")
+    return Path(env) if env else repo_root() / "jvm-shim" / "build"
+
+
+def pyspark_jars_dir() -> Path:
+    import pyspark
+
+    jars = Path(pyspark.__file__).resolve().parent / "jars"
+    if not jars.is_dir():
+        raise ShimBuildError(f"pyspark has no jars directory at {jars}")
+    return jars
+
+
+def find_javac() -> str:
+    """javac from JAVA_HOME, else PATH; a clear error when there is none."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = Path(java_home) / "bin" / "javac"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("javac")
+    if found:
+        return found
+    raise ShimBuildError(
+        "javac was not found (looked in $JAVA_HOME/bin and on PATH). sparklock compiles its "
+        "small Spark extension on first use and needs a JDK 17+ (not only a JRE): install one "
+        "(e.g. apt-get install openjdk-17-jdk-headless) and set JAVA_HOME, or point "
+        "SPARKLOCK_SHIM_JAR at a prebuilt sparklock-shim.jar"
+    )
+
+
+def _sources() -> list[Path]:
+    src = source_dir()
+    files = sorted(src.rglob("*.java")) if src.is_dir() else []
+    if not files:
+        raise ShimBuildError(
+            f"no Java sources under {src}: sparklock must be installed from its source tree "
+            "(pip install -e .) to build its Spark extension, or SPARKLOCK_SHIM_JAR must name "
+            "a prebuilt jar"
+        )
+    return files
+
+
+def _javac_identity(javac: str) -> str:
+    """Which compiler (without starting a JVM): its real path, size and mtime."""
+    real = os.path.realpath(javac)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def build_key(javac: str) -> str:
+    """Hash of the sources, the pyspark version and the compiler."""
+    import pyspark
+
+    h = hashlib.sha256()
+    src = source_dir()
+    for f in _sources():
+        h.update(str(f.relative_to(src)).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
+    h.update(pyspark.__version__.encode())
+    h.update(_javac_identity(javac).encode())
+    h.update(JAVA_RELEASE.encode())
+    return h.hexdigest()[:16]
+
+
+def jar_path() -> Path:
+    """The jar to put on ``spark.jars``: built (or reused) on demand."""
+    prebuilt = os.environ.get("SPARKLOCK_SHIM_JAR")
+    if prebuilt:
+        path = Path(prebuilt)
+        if not path.is_file():
+            raise ShimBuildError(f"SPARKLOCK_SHIM_JAR={prebuilt} does not exist")
+        return path.resolve()
+    javac = find_javac()
+    key = build_key(javac)
+    root = cache_root()
+    target = root / key / JAR_NAME
+    if target.is_file():
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building the same key
+        try:
+            if not target.is_file():
+                _build(javac, target)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return target
+
+
+def _build(javac: str, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sources = _sources()
+    classpath = str(pyspark_jars_dir() / "*")
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix="classes-") as tmp:
+        classes = Path(tmp) / "classes"
+        classes.mkdir()
+        args_file = Path(tmp) / "sources.txt"
+        args_file.write_text("\n".join(f'"{s}"' for s in sources))
+        cmd = [
+            javac,
+            "-nowarn",
+            "-encoding",
+            "UTF-8",
+            "--release",
+            JAVA_RELEASE,
+            "-cp",
+            classpath,
+            "-d",
+            str(classes),
+            f"@{args_file}",
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+        if proc.returncode != 0:
+            raise ShimBuildError(
+                f"javac failed (exit {proc.returncode}) compiling {source_dir()}:\n"
+                + (proc.stderr or proc.stdout)[-6000:]
+            )
+        partial = Path(tmp) / JAR_NAME
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
+            jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: sparklock\n")
+            for f in sorted(classes.rglob("*.class")):
+                jar.write(f, f.relative_to(classes).as_posix())
+        os.replace(partial, target)  # atomic: readers never see a half-written jar
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        print(jar_path())
+    except ShimBuildError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

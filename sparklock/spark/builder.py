@@ -1,0 +1,138 @@
+"""``sparklock.configure(builder)``: the Spark session side of sparklock.
+
+It puts the shim jar on ``spark.jars`` and the extension on ``spark.sql.extensions`` (both
+appended to what the builder already has), and wraps *this builder's* ``getOrCreate`` so that the
+session it returns already has the Python lock service attached to its JVM. Sessions made later
+with ``newSession()`` share that JVM and need nothing more; so do other Python threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from ..errors import SparkLockError
+
+_attach_lock = threading.Lock()
+_callbacks: dict[int, Any] = {}  # id(py4j gateway) -> PyLockCallback
+
+
+class SparkLockSetupError(SparkLockError):
+    """sparklock cannot be installed into this Spark session."""
+
+    code = "SPARKLOCK_SETUP_FAILED"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")
+
+
+def _append(current: Any, item: str) -> str:
+    items = [x.strip() for x in str(current or "").split(",") if x.strip()]
+    if item not in items:
+        items.append(item)
+    return ",".join(items)
+
+
+def configure(builder: Any) -> Any:
+    """Install sparklock into ``builder`` (a ``SparkSession.Builder``) and return it."""
+    from .. import shim
+
+    options = getattr(builder, "_options", None)
+    if options is None:
+        raise SparkLockSetupError(
+            f"sparklock.configure expects a pyspark SparkSession.Builder, got {type(builder)!r}"
+        )
+    if options.get("spark.remote") or options.get("spark.api.mode") == "connect":
+        raise SparkLockSetupError(
+            "sparklock needs a classic (JVM) Spark session; Spark Connect is not supported"
+        )
+    jar = str(shim.jar_path())
+    builder.config("spark.jars", _append(options.get("spark.jars"), jar))
+    builder.config(
+        "spark.sql.extensions", _append(options.get("spark.sql.extensions"), shim.EXTENSION_CLASS)
+    )
+    original = builder.getOrCreate
+    if getattr(original, "_sparklock_wrapped", False):
+        return builder
+
+    def getOrCreate():  # noqa: N802 - pyspark's name
+        _ensure_loadable(jar)
+        session = original()
+        attach(session)
+        return session
+
+    getOrCreate._sparklock_wrapped = True  # type: ignore[attr-defined]
+    getOrCreate.__doc__ = original.__doc__
+    builder.getOrCreate = getOrCreate
+    return builder
+
+
+def _ensure_loadable(jar: str) -> None:
+    """If this process already runs a JVM, put the jar on its context class loader.
+
+    ``spark.jars`` reaches the driver's class path only when the JVM is launched; a JVM started
+    earlier (a previous, stopped SparkContext) would not find the extension class otherwise.
+    """
+    from pyspark import SparkContext
+
+    from .. import shim
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    jvm = gateway.jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        jvm.java.lang.Class.forName(shim.BRIDGE_CLASS, False, loader)
+        return
+    except Exception:  # noqa: BLE001 - py4j raises Py4JJavaError for ClassNotFoundException
+        pass
+    url = jvm.java.io.File(jar).toURI().toURL()
+    try:
+        loader.addURL(url)
+    except Exception as e:  # noqa: BLE001
+        raise SparkLockSetupError(
+            f"this Python process already runs a JVM whose class loader cannot take {jar}; "
+            "call sparklock.configure(builder) before the first SparkSession is created"
+        ) from e
+
+
+def attach(spark: Any):
+    """Attach the Python lock service to ``spark``'s JVM (idempotent, thread-safe).
+
+    ``configure(builder).getOrCreate()`` calls it; call it yourself only for a session built
+    another way with the extension installed. Returns the process's ``PyLockCallback``.
+    """
+    from py4j.java_gateway import JavaClass
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    from .. import shim
+    from .callback import PyLockCallback
+
+    gateway = spark.sparkContext._gateway
+    bridge = gateway.jvm.io.sparklock.shim.SparkLockBridge
+    if not isinstance(bridge, JavaClass):
+        raise SparkLockSetupError(
+            f"the sparklock shim jar is not on the driver's class path ({shim.BRIDGE_CLASS} not "
+            "found); create the session with sparklock.configure(builder)"
+        )
+    if not bridge.installed(spark._jsparkSession):
+        raise SparkLockSetupError(
+            "this SparkSession runs without the sparklock extension: a SparkContext was already "
+            f"running without spark.sql.extensions={shim.EXTENSION_CLASS}, and static settings "
+            "cannot change on a running context. Stop it (spark.stop()) and create the session "
+            "with sparklock.configure(SparkSession.builder...).getOrCreate()"
+        )
+    with _attach_lock:
+        callback = _callbacks.get(id(gateway))
+        if callback is None:
+            ensure_callback_server_started(gateway)
+            callback = PyLockCallback()
+            bridge.setCallback(callback)
+            _callbacks[id(gateway)] = callback
+        return callback
+
+
+def callback_of(spark: Any):
+    """The callback attached to ``spark``'s JVM by this process, or None."""
+    return _callbacks.get(id(spark.sparkContext._gateway))
