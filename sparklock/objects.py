@@ -12,9 +12,10 @@ that leaves the object's own node (``/``, ``.``, ``..``) or that ZooKeeper rejec
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+import re
 from dataclasses import dataclass
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from .errors import InvalidObjectError
 
@@ -33,6 +34,15 @@ def _zk_forbidden(ch: str) -> bool:
     return o == 0 or 0x7F <= o <= 0x9F or 0xD800 <= o <= 0xF8FF or 0xFFF0 <= o <= 0xFFFF
 
 
+# Any character escape_path_name changes: Hive's set and what ZooKeeper refuses. Names without
+# one (nearly all) skip the per-character loop.
+_NEEDS_ESCAPE = re.compile(
+    "["
+    + "".join(re.escape(c) for c in sorted(_HIVE_ESCAPED))
+    + "\x00\x7f-\x9f\ud800-\uf8ff\ufff0-\uffff]"
+)
+
+
 def _percent(ch: str) -> str:
     return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
 
@@ -41,6 +51,8 @@ def escape_path_name(value: str | None) -> str:
     """Escape one partition key or value as Hive does; empty/None is Hive's default partition."""
     if value is None or value == "":
         return DEFAULT_PARTITION_NAME
+    if _NEEDS_ESCAPE.search(value) is None:
+        return value
     out = []
     for ch in value:
         if ch in _HIVE_ESCAPED:
@@ -75,6 +87,11 @@ def _escape_identifier(kind: str, name: str) -> str:
     """A database or table name as one znode component."""
     if not isinstance(name, str) or name == "":
         raise InvalidObjectError(f"{kind} name must be a non-empty string, got {name!r}")
+    return _escaped_identifier(kind, name)
+
+
+@lru_cache(maxsize=4096)  # the same few database and table names, over and over
+def _escaped_identifier(kind: str, name: str) -> str:
     escaped = escape_path_name(name.lower())
     if escaped in (".", ".."):
         escaped = escaped.replace(".", "%2E")
@@ -231,11 +248,11 @@ class LockObject:
     @property
     def parent(self) -> LockObject | None:
         if self.facet is not None:
-            return LockObject(self.database, self.table)
+            return _interned(self.database, self.table, ())
         if self.partition:
-            return LockObject(self.database, self.table, self.partition[:-1])
+            return _interned(self.database, self.table, self.partition[:-1])
         if self.table is not None:
-            return LockObject(self.database)
+            return _interned(self.database, None, ())
         return None
 
     def ancestors(self) -> list[LockObject]:
@@ -254,3 +271,11 @@ class LockObject:
 
     def __str__(self) -> str:
         return self.name
+
+
+@lru_cache(maxsize=8192)
+def _interned(
+    database: str, table: str | None, partition: tuple[tuple[str, str | None], ...]
+) -> LockObject:
+    """Parents (databases, tables, prefixes) are shared by many objects: make each once."""
+    return LockObject(database, table, partition)
