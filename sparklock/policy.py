@@ -60,7 +60,9 @@ def _partition(table: LockObject, columns: Iterable[str], spec: Mapping[str, Any
     return LockObject.of_partition(table.database, table.table or "", items)
 
 
-def read_requests(ref: Mapping[str, Any], current_db: str = "default") -> list[LockRequest]:
+def read_requests(
+    ref: Mapping[str, Any], current_db: str = "default", escalation: Escalation | None = None
+) -> list[LockRequest]:
     """SHARED on the table (or view), and on every partition actually read."""
     table = _table_object(ref, current_db)
     if table is None:
@@ -68,6 +70,16 @@ def read_requests(ref: Mapping[str, Any], current_db: str = "default") -> list[L
     requests = [LockRequest(table, S)]
     partitions = ref.get("partitions")
     columns = ref.get("partitionColumns") or []
+    if (
+        escalation is not None
+        and escalation.reads
+        and escalation.enabled
+        and partitions
+        and len(partitions) > escalation.partitions
+    ):
+        # escalated (see ``escalate``) without making an object per partition first
+        requests.append(LockRequest(LockObject.table_writers(table.database, table.table), S))
+        return requests
     if partitions and columns:
         requests.extend(LockRequest(_partition(table, columns, p), S) for p in partitions)
     return requests
@@ -171,14 +183,14 @@ def requests_for(facts: Facts, escalation: Escalation | None = None) -> Plan:
     ``escalation`` defaults to the ``spark.sparklock.lock.escalation.*`` keys of the facts' conf.
     """
     current_db = str(facts.get("currentDatabase") or "default")
+    if escalation is None:
+        escalation = _escalation_of(facts.get("conf"))
     requests: list[LockRequest] = []
     for ref in facts.get("reads") or []:
-        requests.extend(read_requests(ref, current_db))
+        requests.extend(read_requests(ref, current_db, escalation))
     for ref in facts.get("writes") or []:
         requests.extend(write_requests(ref, current_db))
     requests.extend(command_requests(facts))
-    if escalation is None:
-        escalation = _escalation_of(facts.get("conf"))
     return Plan(escalate(requests, escalation), str(facts.get("command") or ""))
 
 
@@ -208,22 +220,27 @@ def escalate(requests: list[LockRequest], escalation: Escalation) -> list[LockRe
       at most the threshold, stay). Partition writers take SHARED on the table only, so this is
       correct only because, with ``reads`` on, every partition EXCLUSIVE lock also takes
       EXCLUSIVE on its table's writers facet (added here to every statement, escalated or not).
+      A statement that already holds SHARED on a table's facet (``read_requests`` escalated one
+      big read early) counts as escalated for that table.
     """
     if not escalation.enabled:
         return requests
     limit = escalation.partitions
     by_table: dict[LockObject, dict[LockObject, LockMode]] = {}
+    early: set[LockObject] = set()  # tables read-escalated by read_requests
     for req in requests:
         if req.obj.kind is ObjectKind.PARTITION:
             table = LockObject.of_table(req.obj.database, req.obj.table or "")
             modes = by_table.setdefault(table, {})
             if modes.get(req.obj) is not X:
                 modes[req.obj] = req.mode
+        elif escalation.reads and req.obj.kind is ObjectKind.FACET and req.mode is S:
+            early.add(LockObject.of_table(req.obj.database, req.obj.table or ""))
     replace: dict[LockObject, LockMode] = {}  # table -> escalated mode
     for table, modes in by_table.items():
         if sum(m is X for m in modes.values()) > limit:
             replace[table] = X
-        elif escalation.reads and len(modes) > limit:
+        elif escalation.reads and (len(modes) > limit or table in early):
             replace[table] = S
     out: list[LockRequest] = []
     added: set[LockObject] = set()

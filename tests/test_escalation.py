@@ -182,3 +182,26 @@ def test_escalated_writer_blocks_plain_partition_readers_hive_compatible():
     with pytest.raises(LockConflictError):
         take(m, escalate(writes(50), WRITES_ONLY), "writer")
     reader.release()
+
+
+def test_a_big_read_escalates_before_objects_are_made_and_covers_the_whole_table():
+    def ref(parts):
+        return {
+            "kind": "table",
+            "database": "default",
+            "table": "t",
+            "partitionColumns": ["p"],
+            "partitions": [{"p": str(i)} for i in parts],
+        }
+
+    # a self-join: one side reads 5 partitions (escalated at once), the other 2 of them
+    facts = {"reads": [ref(range(5)), ref([1, 2])]}
+    got = rows(requests_for(facts, ALL).requests)
+    assert got == [
+        ("default", "SHARED"),
+        ("default@t", "SHARED"),
+        ("default@t@_sparklock_writers", "SHARED"),
+    ]
+    # the same as escalating the plain requests afterwards
+    plain = requests_for(facts, Escalation()).requests
+    assert got == rows(escalate(plain, ALL))
