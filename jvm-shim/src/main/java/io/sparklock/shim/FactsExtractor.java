@@ -31,6 +31,7 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.plans.QueryPlan;
 import org.apache.spark.sql.catalyst.plans.logical.AppendData;
 import org.apache.spark.sql.catalyst.plans.logical.Command;
+import org.apache.spark.sql.catalyst.plans.logical.CommandResult;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression;
 import org.apache.spark.sql.catalyst.plans.logical.OverwritePartitionsDynamic;
@@ -208,6 +209,9 @@ public final class FactsExtractor {
           continue;
         }
         visit.accept(p);
+        if (p instanceof CommandResult) {
+          continue; // an eager command's cached rows: the command already ran (and locked)
+        }
         for (scala.collection.Iterator<?> it = p.children().iterator(); it.hasNext(); ) {
           stack.add((LogicalPlan) it.next());
         }

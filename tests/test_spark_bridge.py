@@ -1,0 +1,432 @@
+"""The JVM shim on a real local Spark session: facts, lock timing, enable switch, fail-closed.
+
+One ``local[2]`` session for the module (``sparklock.configure``), parquet tables in a temporary
+warehouse, the default embedded manager. Facts are captured on the real path: the JVM sends them
+over py4j to ``PyLockCallback``, which records them (``recording()``) and hands them to the service.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+
+from pyspark.sql import SparkSession  # noqa: E402
+
+import sparklock  # noqa: E402
+from sparklock.managers import get_manager  # noqa: E402
+from sparklock.service import config_of, get_service  # noqa: E402
+from sparklock.spark.builder import callback_of  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("sparklock-bridge")
+        .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+    )
+    session = sparklock.configure(builder).getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    session.sql("CREATE TABLE a (k INT, v STRING) USING parquet")
+    session.sql("CREATE TABLE b (k INT, w STRING) USING parquet")
+    session.sql("CREATE TABLE c (k INT) USING parquet")
+    session.sql("CREATE TABLE pt (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)")
+    session.sql("CREATE TABLE u (k INT) USING parquet")
+    session.sql("CREATE TABLE w (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)")
+    session.sql("INSERT INTO a VALUES (1, 'x'), (2, 'y')")
+    session.sql("INSERT INTO b VALUES (1, 'z')")
+    session.sql("INSERT INTO c VALUES (1), (5)")
+    session.sql("INSERT INTO pt VALUES (1, '1', 'a'), (2, '1', 'b'), (3, '2', 'a')")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def record(spark):
+    """Facts of every acquire made while the test runs, in order."""
+    with callback_of(spark).recording() as facts:
+        yield facts
+
+
+@pytest.fixture(autouse=True)
+def clean_conf(spark):
+    yield
+    for key in ("spark.sparklock.enabled", "spark.sparklock.lock.numRetries"):
+        spark.conf.unset(key)
+    spark.conf.unset("spark.sparklock.lock.retryInterval")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+
+
+def locks_held() -> list[tuple[str, str]]:
+    return [(i.name, i.mode.value) for i in get_manager(config_of({})).list_locks(None)]
+
+
+def tables(refs) -> set[str]:
+    return {f"{r['database']}.{r['table']}" for r in refs if r.get("kind") == "table"}
+
+
+def only(facts):
+    assert len(facts) == 1, [f["command"] for f in facts]
+    return facts[0]
+
+
+def write_of(facts) -> dict:
+    f = only(facts)
+    assert f["command"] == "InsertIntoHadoopFsRelationCommand"
+    (write,) = f["writes"]
+    return write
+
+
+# -- facts: reads ------------------------------------------------------------------------------
+def test_select_with_join_subqueries_and_cte_reads_every_table_once(spark, record):
+    spark.sql(
+        "WITH x AS (SELECT * FROM a) SELECT * FROM x JOIN b ON x.k = b.k "
+        "WHERE x.k IN (SELECT k FROM c) AND x.k < (SELECT max(k) FROM c)"
+    ).collect()
+    f = only(record)
+    assert tables(f["reads"]) == {"default.a", "default.b", "default.c"}
+    assert f["writes"] == [] and f["fields"] == []
+    assert f["executionId"] == f["rootExecutionId"] and f["executionId"] is not None
+    assert f["sql"].startswith("WITH x AS")
+    assert f["session"] == spark._jsparkSession.sessionUUID()
+    assert f["currentDatabase"] == "default"
+    assert f["enclosingHandles"] == []
+    a = next(r for r in f["reads"] if r["table"] == "a")
+    assert a["catalog"] == "spark_catalog" and a["provider"] == "parquet"
+    assert a["partitionColumns"] == [] and a["partitions"] is None
+    assert a["location"].startswith("file:") and a["isView"] is False and a["isTemp"] is False
+
+
+def test_scalar_subquery_without_aqe_locks_once(spark, record):
+    spark.conf.set("spark.sql.adaptive.enabled", "false")
+    spark.sql("SELECT k FROM a WHERE k < (SELECT max(k) FROM c)").collect()
+    assert tables(only(record)["reads"]) == {"default.a", "default.c"}
+
+
+def test_pruned_read_lists_only_the_selected_partitions(spark, record):
+    spark.sql("SELECT * FROM pt WHERE p = '1'").collect()
+    spark.sql("SELECT * FROM pt WHERE q = 'a'").collect()
+    spark.sql("SELECT * FROM pt").collect()
+    by_p, by_q, whole = ([r for r in f["reads"] if r["table"] == "pt"][0] for f in record)
+    assert by_p["partitionColumns"] == ["p", "q"]
+    key = lambda s: (s["p"], s["q"])  # noqa: E731
+    assert sorted(by_p["partitions"], key=key) == [{"p": "1", "q": "a"}, {"p": "1", "q": "b"}]
+    assert sorted(by_q["partitions"], key=key) == [{"p": "1", "q": "a"}, {"p": "2", "q": "a"}]
+    assert whole["partitions"] is None  # not pruned: every partition
+
+
+def test_views_report_the_view_and_what_it_reads(spark, record):
+    spark.sql("CREATE OR REPLACE VIEW va AS SELECT * FROM a")
+    spark.sql("CREATE OR REPLACE TEMP VIEW tb AS SELECT * FROM b")
+    record.clear()
+    spark.sql("SELECT * FROM va JOIN tb ON va.k = tb.k").collect()
+    reads = only(record)["reads"]
+    va = next(r for r in reads if r["table"] == "va")
+    tb = next(r for r in reads if r["table"] == "tb")
+    assert va["isView"] and not va["isTemp"] and va["database"] == "default"
+    assert tb["isView"] and tb["isTemp"] and tb["database"] is None
+    assert {"default.a", "default.b"} <= tables(reads)
+
+
+# -- facts: writes -----------------------------------------------------------------------------
+def test_insert_static_partition(spark, record):
+    spark.sql("INSERT INTO w PARTITION (p = '1', q = 'a') VALUES (1)")
+    write = write_of(record)
+    assert (write["database"], write["table"]) == ("default", "w")
+    assert write["partitionColumns"] == ["p", "q"]
+    assert write["staticPartition"] == {"p": "1", "q": "a"}
+    assert write["dynamicColumns"] == []
+    assert write["overwrite"] is False and write["fileBased"] is True
+    assert only(record)["fields"] == []  # the write is fully described in "writes"
+
+
+def test_insert_dynamic_partitions(spark, record):
+    spark.sql("INSERT INTO w VALUES (2, '2', 'b')")
+    write = write_of(record)
+    assert write["staticPartition"] == {}
+    assert write["dynamicColumns"] == ["p", "q"]
+
+
+def test_insert_partial_static_prefix(spark, record):
+    spark.sql("INSERT INTO w PARTITION (p = '3', q) VALUES (3, 'c')")
+    write = write_of(record)
+    assert write["staticPartition"] == {"p": "3"}
+    assert write["dynamicColumns"] == ["q"]
+
+
+def test_insert_unpartitioned_and_overwrite(spark, record):
+    spark.sql("INSERT INTO u VALUES (1)")
+    spark.sql("INSERT OVERWRITE TABLE u VALUES (2)")
+    into, over = (f["writes"][0] for f in record)
+    assert into["partitionColumns"] == [] and into["staticPartition"] == {}
+    assert into["overwrite"] is False and over["overwrite"] is True
+    assert over["dynamicPartitionOverwrite"] is False
+
+
+def test_insert_select_from_the_same_table(spark, record):
+    spark.sql("INSERT INTO pt PARTITION (p = '3', q) SELECT v, q FROM pt WHERE p = '1'")
+    f = only(record)
+    (read,) = [r for r in f["reads"] if r["table"] == "pt"]
+    assert sorted(read["partitions"], key=lambda s: s["q"]) == [
+        {"p": "1", "q": "a"},
+        {"p": "1", "q": "b"},
+    ]
+    (write,) = f["writes"]
+    assert write["table"] == "pt" and write["staticPartition"] == {"p": "3"}
+
+
+def test_dataframe_writer_insert_into(spark, record):
+    spark.table("a").select("k").write.insertInto("u")
+    write = write_of(record)
+    assert (write["table"], write["overwrite"]) == ("u", False)
+    assert tables(only(record)["reads"]) == {"default.a"}
+
+
+# -- facts: DDL fields (generic, by field name) ----------------------------------------------
+def test_ddl_fields_by_name(spark, record):
+    spark.sql("ALTER TABLE pt ADD PARTITION (p = '9', q = 'z')")
+    spark.sql("ALTER TABLE pt DROP PARTITION (p = '9', q = 'z')")
+    spark.sql("CREATE DATABASE IF NOT EXISTS bridge_db")
+    spark.sql("DROP DATABASE bridge_db")
+    add, drop, create_db, drop_db = record
+    assert add["command"] == "AlterTableAddPartitionCommand"
+    fields = {f["name"]: f for f in add["fields"]}
+    assert fields["tableName"]["kind"] == "table" and fields["tableName"]["table"] == "pt"
+    assert fields["tableName"]["exists"] is True
+    assert fields["tableName"]["partitionColumns"] == ["p", "q"]
+    assert fields["partitionSpecsAndLocs"] == {
+        "name": "partitionSpecsAndLocs",
+        "kind": "partitionSpecs",
+        "specs": [{"p": "9", "q": "z"}],
+    }
+    assert {f["name"]: f for f in drop["fields"]}["specs"]["specs"] == [{"p": "9", "q": "z"}]
+    assert {f["name"]: f for f in create_db["fields"]}["name"]["kind"] == "database"
+    assert {f["name"]: f for f in drop_db["fields"]}["namespace"]["database"] == "bridge_db"
+
+
+def test_temp_view_type_is_reported_as_a_value(spark, record):
+    spark.sql("CREATE OR REPLACE TEMP VIEW tv2 AS SELECT * FROM c")
+    f = only(record)
+    fields = {x["name"]: x for x in f["fields"]}
+    assert f["command"] == "CreateViewCommand"
+    assert fields["viewType"] == {"name": "viewType", "kind": "value", "value": "LocalTempView"}
+    assert "plan" not in fields  # the view's query is in reads, not a field
+    assert tables(f["reads"]) == {"default.c"}
+
+
+# -- nesting and re-entry ----------------------------------------------------------------------
+def test_nested_ctas_insert_is_acquired_with_the_enclosing_handles(spark, record):
+    spark.sql("CREATE TABLE ctas_sql USING parquet AS SELECT * FROM a")
+    outer, inner = record
+    assert outer["command"] == "CreateDataSourceTableAsSelectCommand"
+    assert inner["command"] == "InsertIntoHadoopFsRelationCommand"
+    assert inner["rootExecutionId"] == outer["executionId"] != inner["executionId"]
+    assert outer["enclosingHandles"] == []
+    assert len(inner["enclosingHandles"]) == 1
+    assert inner["writes"][0]["kind"] == "path"  # the table is created after the data
+    assert tables(inner["reads"]) == {"default.a"}
+    assert get_service().open_handles() == 0
+
+
+@pytest.mark.xfail(
+    reason="the service must treat enclosingHandles as the statement's own locks (BRIDGE.md)",
+    strict=False,
+)
+def test_save_as_table_does_not_wait_for_its_own_locks(spark, record):
+    spark.conf.set("spark.sparklock.lock.numRetries", "1")
+    spark.conf.set("spark.sparklock.lock.retryInterval", "10ms")
+    try:
+        spark.table("a").write.saveAsTable("ctas_df")
+    finally:
+        facts = list(record)
+        assert facts[0]["command"] == "SaveAsV1TableCommand"
+        assert all(f["rootExecutionId"] == facts[0]["executionId"] for f in facts)
+        assert all(f["enclosingHandles"] for f in facts[1:])
+        assert get_service().open_handles() == 0
+
+
+def test_collecting_an_eager_command_result_does_not_lock_again(spark, record):
+    df = spark.sql("INSERT INTO u VALUES (7)")
+    df.collect()  # the cached result rows: not even a call
+    assert [f["command"] for f in record] == ["InsertIntoHadoopFsRelationCommand"]
+    df.count()  # a new query over those rows: it reads and writes nothing
+    assert record[1]["command"] == "Aggregate"
+    assert record[1]["reads"] == record[1]["writes"] == record[1]["fields"] == []
+
+
+def test_explain_locks_nothing(spark, record):
+    spark.sql("EXPLAIN SELECT * FROM a").collect()
+    spark.table("a").explain()
+    assert list(record) == []
+
+
+def test_every_action_locks_anew(spark, record):
+    df = spark.table("a").where("k > 0")
+    df.collect()
+    df.count()
+    df.take(1)
+    df.tail(1)
+    assert len(record) == 4
+    assert all(tables(f["reads"]) == {"default.a"} for f in record)
+    assert len({f["executionId"] for f in record}) == 4
+
+
+# -- timing ------------------------------------------------------------------------------------
+SLOW = "reflect('java.lang.Thread', 'sleep', CAST(400 AS BIGINT))"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        f"SELECT k, {SLOW} FROM a",
+        f"INSERT INTO u SELECT k FROM a WHERE {SLOW} IS NULL",
+    ],
+    ids=["select", "insert"],
+)
+def test_locks_are_held_while_running_and_released_before_the_call_returns(spark, statement):
+    outcome: dict = {}
+
+    def run():
+        try:
+            spark.sql(statement).collect()
+            outcome["after"] = locks_held()  # the very next thing this thread does
+        except Exception as e:  # noqa: BLE001
+            outcome["error"] = e
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    seen: set = set()
+    while runner.is_alive():
+        seen.update(locks_held())
+        time.sleep(0.01)
+    runner.join()
+    assert "error" not in outcome, outcome.get("error")
+    assert ("default@a", "SHARED") in seen
+    if statement.startswith("INSERT"):
+        assert ("default@u", "EXCLUSIVE") in seen
+    assert outcome["after"] == []
+    assert get_service().open_handles() == 0
+
+
+def test_rdd_paths_hold_until_the_execution_ends(spark, record):
+    rows = list(spark.table("a").toLocalIterator())
+    assert len(rows) == 2
+    assert tables(only(record)["reads"]) == {"default.a"}
+    deadline = time.monotonic() + 5
+    while get_service().open_handles() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert get_service().open_handles() == 0  # released by the query-end listener
+    record.clear()
+    assert spark.table("a").rdd.count() == 2  # no execution id: locks are only checked
+    assert tables(only(record)["reads"]) == {"default.a"}
+    assert only(record)["executionId"] is None
+    assert get_service().open_handles() == 0
+
+
+# -- errors and the switch ---------------------------------------------------------------------
+def test_a_conflict_reaches_python_with_its_code(spark, record):
+    service = get_service()
+    obj = {"database": "default", "table": "a", "partition": []}
+    base = {"session": "someone-else", "conf": {}}
+    service.command({**base, "statement": "LOCK", "mode": "EXCLUSIVE", "object": obj})
+    try:
+        spark.conf.set("spark.sparklock.lock.numRetries", "1")
+        with pytest.raises(Exception) as select_error:
+            spark.sql("SELECT * FROM a").collect()
+        with pytest.raises(Exception) as insert_error:
+            spark.sql("INSERT INTO a VALUES (9, 'z')")
+    finally:
+        service.command({**base, "statement": "UNLOCK", "object": obj})
+    for err in (select_error, insert_error):
+        assert "LOCK_CONFLICT: could not acquire" in str(err.value)
+        assert "default@a" in str(err.value)
+    assert spark.sql("SELECT count(*) FROM a").collect()[0][0] == 2  # the insert never ran
+    assert get_service().open_handles() == 0
+
+
+def test_disabled_at_runtime_calls_nothing(spark, record):
+    bridge = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge
+    before = bridge.lastFacts()
+    spark.conf.set("spark.sparklock.enabled", "false")
+    spark.sql("SELECT * FROM a").collect()
+    spark.sql("INSERT INTO u VALUES (3)")
+    spark.table("a").rdd.count()
+    assert list(record) == []
+    assert bridge.lastFacts() == before
+    spark.conf.set("spark.sparklock.enabled", "true")
+    spark.sql("SELECT * FROM a").collect()
+    assert len(record) == 1
+    assert record[0]["conf"] == {"spark.sparklock.enabled": "true"}
+
+
+def test_new_sessions_and_threads_share_the_attached_service(spark, record):
+    other = spark.newSession()
+    errors: list = []
+
+    def work(i):
+        try:
+            (other if i % 2 else spark).sql("SELECT count(*) FROM b").collect()
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(record) == 4
+    assert {f["session"] for f in record} == {
+        spark._jsparkSession.sessionUUID(),
+        other._jsparkSession.sessionUUID(),
+    }
+
+
+def test_no_callback_attached_fails_closed(tmp_path):
+    """A session with the extension but without sparklock.configure (its own JVM)."""
+    from sparklock import shim
+
+    script = textwrap.dedent(
+        f"""
+        from pyspark.sql import SparkSession
+        spark = (SparkSession.builder.master("local[1]")
+                 .config("spark.jars", {str(shim.jar_path())!r})
+                 .config("spark.sql.extensions", {shim.EXTENSION_CLASS!r})
+                 .config("spark.ui.enabled", "false")
+                 .config("spark.sql.warehouse.dir", {str(tmp_path / "wh")!r})
+                 .getOrCreate())
+        try:
+            spark.sql("SELECT 1").collect()
+            print("NO ERROR")
+        except Exception as e:
+            print("ERROR", str(e).splitlines()[1] if "\\n" in str(e) else str(e))
+        spark.conf.set("spark.sparklock.enabled", "false")
+        print("DISABLED", spark.sql("SELECT 1").collect()[0][0])
+        spark.stop()
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=180, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    error_line = next(x for x in proc.stdout.splitlines() if x.startswith(("ERROR", "NO ERROR")))
+    assert "SPARKLOCK_NOT_ATTACHED" in error_line
+    assert "sparklock.configure(" in error_line
+    assert "DISABLED 1" in proc.stdout
