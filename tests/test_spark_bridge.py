@@ -265,9 +265,8 @@ def test_collecting_an_eager_command_result_does_not_lock_again(spark, record):
     df = spark.sql("INSERT INTO u VALUES (7)")
     df.collect()  # the cached result rows: not even a call
     assert [f["command"] for f in record] == ["InsertIntoHadoopFsRelationCommand"]
-    df.count()  # a new query over those rows: it reads and writes nothing
-    assert record[1]["command"] == "Aggregate"
-    assert record[1]["reads"] == record[1]["writes"] == record[1]["fields"] == []
+    df.count()  # a new query over those rows: it names nothing, so Python is not called
+    assert len(record) == 1
 
 
 def test_explain_locks_nothing(spark, record):
@@ -347,6 +346,7 @@ def test_a_conflict_reaches_python_with_its_code(spark, record):
     service.command({**base, "statement": "LOCK", "mode": "EXCLUSIVE", "object": obj})
     try:
         spark.conf.set("spark.sparklock.lock.numRetries", "1")
+        spark.conf.set("spark.sparklock.lock.retryInterval", "50ms")
         with pytest.raises(Exception) as select_error:
             spark.sql("SELECT * FROM a").collect()
         with pytest.raises(Exception) as insert_error:

@@ -89,10 +89,23 @@ public final class FactsExtractor {
       String rootExecutionId,
       String sqlText,
       List<String> enclosingHandles) {
+    return Json.write(
+        checkedFacts(session, analyzed, optimized, executionId, rootExecutionId, sqlText,
+            enclosingHandles));
+  }
+
+  /** {@link #facts}, failing closed with LOCK_FACTS_FAILED when the plan cannot be read. */
+  static Map<String, Object> checkedFacts(
+      SparkSession session,
+      LogicalPlan analyzed,
+      LogicalPlan optimized,
+      String executionId,
+      String rootExecutionId,
+      String sqlText,
+      List<String> enclosingHandles) {
     try {
-      return Json.write(
-          facts(session, analyzed, optimized, executionId, rootExecutionId, sqlText,
-              enclosingHandles));
+      return facts(session, analyzed, optimized, executionId, rootExecutionId, sqlText,
+          enclosingHandles);
     } catch (SparkLockException e) {
       throw e;
     } catch (RuntimeException e) {
@@ -148,6 +161,17 @@ public final class FactsExtractor {
       return ((org.apache.spark.sql.classic.SparkSession) session).sessionUUID();
     }
     return session == null ? null : "session-" + System.identityHashCode(session);
+  }
+
+  /** Whether the facts name nothing at all (no reads, writes or fields): nothing to lock. */
+  static boolean namesNothing(Map<String, Object> facts) {
+    for (String k : new String[] {"reads", "writes", "fields"}) {
+      Object v = facts.get(k);
+      if (v instanceof List && !((List<?>) v).isEmpty()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The SQL text the plan was parsed from (Spark 4 origin), or null. */

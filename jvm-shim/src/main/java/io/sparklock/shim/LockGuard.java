@@ -95,7 +95,7 @@ public final class LockGuard {
     if (c.executionId == null) {
       // No SQL execution (an internal caller): lock around the call itself.
       Held held = new Held(null, null);
-      held.handle = SparkLockBridge.acquire(facts(c, node, held));
+      held.handle = acquire(facts(c, node, held));
       return runThenRelease(held, body);
     }
     Held held = new Held(c.executionId, c.rootExecutionId);
@@ -103,7 +103,7 @@ public final class LockGuard {
       return body.get(); // this execution already holds its locks
     }
     try {
-      held.handle = SparkLockBridge.acquire(facts(c, node, held));
+      held.handle = acquire(facts(c, node, held));
     } catch (RuntimeException | Error e) {
       HELD.remove(c.executionId, held);
       throw e;
@@ -139,7 +139,7 @@ public final class LockGuard {
     }
     if (c.executionId == null) {
       Held held = new Held(null, null);
-      held.handle = SparkLockBridge.acquire(facts(c, node, held));
+      held.handle = acquire(facts(c, node, held));
       release(held);
       return;
     }
@@ -148,7 +148,7 @@ public final class LockGuard {
       return;
     }
     try {
-      held.handle = SparkLockBridge.acquire(facts(c, node, held));
+      held.handle = acquire(facts(c, node, held));
     } catch (RuntimeException | Error e) {
       HELD.remove(c.executionId, held);
       throw e;
@@ -227,7 +227,22 @@ public final class LockGuard {
     return null;
   }
 
-  private static String facts(Context c, SparkLockExec node, Held held) {
+  /**
+   * Calls Python's acquire, except for facts that name no table, path, database or field
+   * ({@code SELECT 1}, {@code range}, {@code SET}): nothing could be locked, so the round trip
+   * (~0.1–0.4 ms) is skipped. A missing callback still fails closed.
+   */
+  private static String acquire(Map<String, Object> facts) {
+    if (FactsExtractor.namesNothing(facts)) {
+      if (SparkLockBridge.callback() == null) {
+        throw new SparkLockException(SparkLockBridge.NOT_ATTACHED);
+      }
+      return "";
+    }
+    return SparkLockBridge.acquire(Json.write(facts));
+  }
+
+  private static Map<String, Object> facts(Context c, SparkLockExec node, Held held) {
     LogicalPlan analyzed;
     LogicalPlan optimized;
     String sql = null;
@@ -246,7 +261,7 @@ public final class LockGuard {
     if (sql == null) {
       sql = node.sparkContext().getLocalProperty("spark.job.description");
     }
-    return FactsExtractor.factsJson(
+    return FactsExtractor.checkedFacts(
         c.session, analyzed, optimized, c.executionId, c.rootExecutionId, sql,
         enclosingHandles(held));
   }

@@ -36,11 +36,18 @@ public final class SparkLockBridge {
   /** Duration of the last JVM→Python call (ns), for measuring the bridge's cost. */
   private static volatile long lastCallNanos;
 
+  private static volatile long lastAcquireNanos;
+
   private SparkLockBridge() {}
 
   /** How long the last call into Python took, in nanoseconds (round trip, JSON included). */
   public static long lastCallNanos() {
     return lastCallNanos;
+  }
+
+  /** How long the last acquire call into Python took, in nanoseconds. */
+  public static long lastAcquireNanos() {
+    return lastAcquireNanos;
   }
 
   /** Attach the Python callback (BRIDGE.md: once per JVM; a later call replaces it). */
@@ -161,6 +168,9 @@ public final class SparkLockBridge {
           e);
     }
     lastCallNanos = System.nanoTime() - start;
+    if ("acquire".equals(method)) {
+      lastAcquireNanos = lastCallNanos;
+    }
     Map<String, Object> parsed;
     try {
       parsed = Json.parseObject(answer);
