@@ -430,3 +430,47 @@ def test_no_callback_attached_fails_closed(tmp_path):
     assert "SPARKLOCK_NOT_ATTACHED" in error_line
     assert "sparklock.configure(" in error_line
     assert "DISABLED 1" in proc.stdout
+
+
+def test_path_reads_and_writes(spark, record, tmp_path):
+    target = tmp_path / "out"
+    spark.table("a").write.parquet(str(target))
+    spark.read.parquet(str(target)).collect()
+    write, read = record
+    (w,) = write["writes"]
+    assert w["kind"] == "path" and w["path"].endswith("/out") and w["fileBased"] is True
+    assert w["overwrite"] is False and w["partitionColumns"] == []
+    assert tables(write["reads"]) == {"default.a"}
+    (r,) = read["reads"]
+    assert r["kind"] == "path" and r["path"].endswith("/out")
+
+
+# -- configure and the jar build (no new session) -----------------------------------------------
+def test_configure_appends_to_existing_jars_and_extensions(monkeypatch):
+    from sparklock import shim
+
+    builder = SparkSession.builder.config("spark.jars", "/x/other.jar").config(
+        "spark.sql.extensions", "com.example.Ext"
+    )
+    assert sparklock.configure(builder) is builder
+    jars = builder._options["spark.jars"].split(",")
+    assert jars == ["/x/other.jar", str(shim.jar_path())]
+    assert builder._options["spark.sql.extensions"] == f"com.example.Ext,{shim.EXTENSION_CLASS}"
+    wrapped = builder.getOrCreate
+    sparklock.configure(builder)  # idempotent
+    assert builder.getOrCreate is wrapped
+    assert builder._options["spark.jars"].split(",") == jars
+
+
+def test_build_reuses_the_cached_jar_and_explains_a_missing_javac(monkeypatch):
+    from sparklock import shim
+
+    jar = shim.jar_path()
+    assert jar.is_file() and jar.name == "sparklock-shim.jar"
+    assert shim.jar_path() == jar  # same key: reused, not rebuilt
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(shim.ShimBuildError, match="javac was not found.*JDK"):
+        shim.jar_path()
+    monkeypatch.setenv("SPARKLOCK_SHIM_JAR", str(jar))
+    assert shim.jar_path() == jar  # a prebuilt jar needs no javac
