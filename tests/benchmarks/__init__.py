@@ -1,0 +1,1 @@
+"""Benchmarks: sparklock vs Hive's lock manager (``python3 -m tests.benchmarks.run``)."""

@@ -1,0 +1,200 @@
+"""Benchmark 1: acquire + release latency of one statement's lock set, and its ZooKeeper requests.
+
+The lock set is Hive's for a write of N partitions: SHARED on the database and the table,
+EXCLUSIVE on N partitions (as in Hive's reference figures in /work/shared/notes/hive-locking.md).
+Hive's manager is timed inside its JVM (``HiveLockBench latency``), sparklock's ZooKeeper manager
+in this process, each on its own namespace of one fresh ZooKeeper. Medians of repeated rounds;
+requests are the server's ``zk_packets_received`` delta of one extra round.
+
+Rows besides the Hive-compatible ones: sparklock with lock escalation (opt-in, see README) and the
+embedded manager (no ZooKeeper at all).
+
+    python3 -m tests.benchmarks.bench_latency [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+
+from sparklock.config import Escalation
+from sparklock.managers.embedded import EmbeddedLockManager
+from sparklock.managers.zookeeper import ZooKeeperLockManager
+from sparklock.model import LockMode, LockRequest
+from sparklock.objects import LockObject
+from sparklock.policy import escalate
+
+from .common import (
+    counted,
+    fmt_ms,
+    hive_bench,
+    hive_unavailable,
+    median,
+    note,
+    print_table,
+    ratio,
+    timed,
+    warm_up,
+    zookeeper,
+)
+
+SIZES = (1, 10, 100, 1000)
+ROUNDS = {1: 30, 10: 20, 100: 10, 1000: 5}
+QUICK_ROUNDS = {1: 10, 10: 5, 100: 3, 1000: 2}
+WARMUP = 3
+ESCALATION = Escalation(partitions=100, reads=True)
+
+
+def statement(n: int, table: str = "t") -> list[LockRequest]:
+    """What a statement writing N partitions asks for (ancestors are added by the manager)."""
+    requests = [LockRequest(LockObject.of_table("bench", table), LockMode.SHARED)]
+    requests += [
+        LockRequest(LockObject.of_partition("bench", table, {"p": f"{i:05d}"}), LockMode.EXCLUSIVE)
+        for i in range(n)
+    ]
+    return requests
+
+
+def measure(manager, requests_of, sizes, rounds, port=None) -> dict[int, dict[str, float]]:
+    """Median lock / unlock ms per N (and requests per statement when ``port`` is given)."""
+    out: dict[int, dict[str, float]] = {}
+    for n in sizes:
+        locks, unlocks = [], []
+        for i in range(WARMUP + rounds[n]):
+            acquire = functools.partial(
+                manager.acquire, requests_of(n), owner="bench", query_id=f"q{n}_{i}"
+            )
+            held, t_lock = timed(acquire)
+            _, t_unlock = timed(held.release)
+            if i >= WARMUP:
+                locks.append(t_lock)
+                unlocks.append(t_unlock)
+        row = {"lock": median(locks), "unlock": median(unlocks), "objects": len(held.locks)}
+        if port is not None:
+            acquire = functools.partial(
+                manager.acquire, requests_of(n), owner="bench", query_id=f"count{n}"
+            )
+            held, row["lock_req"] = counted(port, acquire)
+            _, row["unlock_req"] = counted(port, held.release)
+        out[n] = row
+    return out
+
+
+def measure_hive(address: str, sizes, rounds) -> dict[int, dict[str, float]] | None:
+    why = hive_unavailable()
+    if why:
+        note(f"(Hive's manager not measured: {why})")
+        return None
+    lines = hive_bench(
+        "latency",
+        address,
+        "bench_hive",
+        ",".join(str(n) for n in sizes),
+        ",".join(str(rounds[n]) for n in sizes),
+        WARMUP,
+    )
+    out: dict[int, dict[str, float]] = {}
+    for n in sizes:
+        lat = [ln for ln in lines if ln[0] == "LAT" and int(ln[1]) == n]
+        req = next(ln for ln in lines if ln[0] == "REQ" and int(ln[1]) == n)
+        out[n] = {
+            "lock": median([float(ln[2]) for ln in lat]),
+            "unlock": median([float(ln[3]) for ln in lat]),
+            "lock_req": int(req[2]),
+            "unlock_req": int(req[3]),
+        }
+    return out
+
+
+def run(quick: bool = False) -> dict:
+    rounds = QUICK_ROUNDS if quick else ROUNDS
+    with zookeeper() as zk:
+        hive = measure_hive(zk.address, SIZES, rounds)
+        with ZooKeeperLockManager.connect(zk.address, "bench_sparklock") as zkm:
+            warm_up(zkm)
+            ours = measure(zkm, statement, SIZES, rounds, zk.port)
+            escalated = measure(
+                zkm, lambda n: escalate(statement(n), ESCALATION), SIZES, rounds, zk.port
+            )
+    embedded = measure(EmbeddedLockManager(), statement, SIZES, rounds)
+
+    def h(n, key):
+        return hive[n][key] if hive else None
+
+    rows = []
+    for n in SIZES:
+        o = ours[n]
+        rows.append(
+            [
+                n,
+                fmt_ms(h(n, "lock")),
+                fmt_ms(o["lock"]),
+                ratio(h(n, "lock"), o["lock"]),
+                fmt_ms(h(n, "unlock")),
+                fmt_ms(o["unlock"]),
+                ratio(h(n, "unlock"), o["unlock"]),
+                f"{h(n, 'lock_req') if hive else 'n/a'} / {h(n, 'unlock_req') if hive else 'n/a'}",
+                f"{o['lock_req']} / {o['unlock_req']}",
+            ]
+        )
+    print_table(
+        "1. Lock-set latency, Hive-compatible layout (db S + table S + N partitions X; ms, "
+        "median; ratio = Hive / sparklock)",
+        [
+            "N",
+            "Hive lock",
+            "sparklock lock",
+            "ratio",
+            "Hive unlock",
+            "sparklock unlock",
+            "ratio",
+            "Hive ZK req lock/unlock",
+            "sparklock ZK req lock/unlock",
+        ],
+        rows,
+    )
+    rows = []
+    for n in SIZES:
+        e, m = escalated[n], embedded[n]
+        rows.append(
+            [
+                n,
+                e["objects"],
+                fmt_ms(e["lock"]),
+                ratio(h(n, "lock"), e["lock"]),
+                fmt_ms(e["unlock"]),
+                ratio(h(n, "unlock"), e["unlock"]),
+                f"{e['lock_req']} / {e['unlock_req']}",
+                fmt_ms(m["lock"]),
+                fmt_ms(m["unlock"]),
+            ]
+        )
+    print_table(
+        f"1b. Same statements with lock escalation (ZooKeeper, threshold "
+        f"{ESCALATION.partitions} partitions) and on the embedded manager (ms, median; "
+        "ratio = Hive / sparklock)",
+        [
+            "N",
+            "objects locked (escalated)",
+            "escalated lock",
+            "ratio",
+            "escalated unlock",
+            "ratio",
+            "ZK req lock/unlock",
+            "embedded lock",
+            "embedded unlock",
+        ],
+        rows,
+    )
+    return {"hive": hive, "sparklock": ours, "escalated": escalated, "embedded": embedded}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    args = parser.parse_args(argv)
+    run(args.quick)
+
+
+if __name__ == "__main__":
+    main()

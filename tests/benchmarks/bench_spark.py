@@ -1,0 +1,144 @@
+"""Benchmark 4: end-to-end locking overhead in Spark — locked vs unlocked statements.
+
+One local Spark session (``sparklock.configure``), parquet tables in a temporary warehouse. Every
+statement is timed from ``spark.sql(...)`` to its last row, in three modes switched at runtime on
+the same session (same JVM, same caches): unlocked (``spark.sparklock.enabled=false``: the shim
+passes straight through), the embedded manager, and the ZooKeeper manager (Hive's layout, on a
+ZooKeeper of its own on loopback). The modes take turns round by round, so that drift hits them
+alike; times are medians, the ratio is the median of each round's locked / unlocked pair.
+Statements: ``SELECT 1``, a pruned SELECT (one partition of 24), and a partitioned INSERT
+(``INSERT OVERWRITE ... PARTITION (ds=...) SELECT`` of one partition).
+
+    python3 -m tests.benchmarks.bench_spark [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import tempfile
+import time
+
+from .common import fmt_ms, median, print_table, zookeeper
+
+STATEMENTS = {
+    "SELECT 1": "SELECT 1",
+    "pruned SELECT (1 of 24 partitions)": "SELECT count(*), sum(v) FROM src WHERE ds = 'd07'",
+    "partitioned INSERT": (
+        "INSERT OVERWRITE TABLE dst PARTITION (ds = 'x') SELECT id, v FROM src WHERE ds = 'd03'"
+    ),
+}
+ROUNDS = {"SELECT 1": 60, "pruned SELECT (1 of 24 partitions)": 40, "partitioned INSERT": 40}
+QUICK_ROUNDS = {"SELECT 1": 15, "pruned SELECT (1 of 24 partitions)": 10, "partitioned INSERT": 6}
+WARMUP = 15  # rounds (of all three modes) before timing: Spark's JIT settles slowly
+MODES = ("unlocked", "embedded", "zookeeper")
+
+
+def session(warehouse: str, zk_address: str):
+    from pyspark.sql import SparkSession
+
+    import sparklock
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("sparklock-bench")
+        .config("spark.sql.warehouse.dir", warehouse)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sparklock.zookeeper.quorum", zk_address)
+        .config("spark.sparklock.zookeeper.namespace", "bench_spark")
+    )
+    spark = sparklock.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def set_mode(spark, mode: str) -> None:
+    if mode == "unlocked":
+        spark.conf.set("spark.sparklock.enabled", "false")
+    else:
+        spark.conf.set("spark.sparklock.enabled", "true")
+        spark.conf.set("spark.sparklock.manager", mode)
+
+
+def run(quick: bool = False) -> dict:
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    rounds = QUICK_ROUNDS if quick else ROUNDS
+    warehouse = tempfile.mkdtemp(prefix="sparklock-bench-warehouse-")
+    times: dict[tuple[str, str], list[float]] = {}
+    try:
+        with zookeeper() as zk:
+            spark = session(warehouse, zk.address)
+            try:
+                set_mode(spark, "unlocked")
+                spark.sql(
+                    "CREATE TABLE src (id INT, v DOUBLE, ds STRING) USING parquet "
+                    "PARTITIONED BY (ds)"
+                )
+                spark.sql(
+                    "CREATE TABLE dst (id INT, v DOUBLE, ds STRING) USING parquet "
+                    "PARTITIONED BY (ds)"
+                )
+                spark.sql(
+                    "INSERT INTO src SELECT id, id * 1.5, concat('d', lpad(cast(id % 24 AS "
+                    "STRING), 2, '0')) FROM range(24000)"
+                )
+                for label, sql in STATEMENTS.items():
+                    for i in range(WARMUP + rounds[label]):
+                        order = MODES[i % 3 :] + MODES[: i % 3]
+                        for mode in order:
+                            set_mode(spark, mode)
+                            t0 = time.perf_counter()
+                            spark.sql(sql).collect()
+                            elapsed = (time.perf_counter() - t0) * 1000
+                            if i >= WARMUP:
+                                times.setdefault((label, mode), []).append(elapsed)
+                    set_mode(spark, "unlocked")
+            finally:
+                spark.stop()
+                from sparklock.managers import close_all
+
+                close_all()  # the ZooKeeper manager's connection, before its server stops
+    finally:
+        shutil.rmtree(warehouse, ignore_errors=True)
+
+    rows = []
+    result = {}
+    for label in STATEMENTS:
+        unlocked = times[label, "unlocked"]
+        row = [label, fmt_ms(median(unlocked))]
+        for mode in MODES[1:]:
+            locked = times[label, mode]
+            # paired: each round's locked run against the same round's unlocked one
+            r = median([a / b for a, b in zip(locked, unlocked, strict=True)])
+            result[label, mode] = (median(unlocked), median(locked), r)
+            row += [fmt_ms(median(locked)), f"{r:.3f}", f"{(r - 1) * 100:+.1f}%"]
+        rows.append(row)
+    print_table(
+        "4. End-to-end in Spark (local[2]): statement time, locked vs unlocked (ms, median; "
+        "ratio = median of per-round locked / unlocked)",
+        [
+            "statement",
+            "unlocked",
+            "embedded",
+            "ratio",
+            "overhead",
+            "ZooKeeper",
+            "ratio",
+            "overhead",
+        ],
+        rows,
+    )
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    run(parser.parse_args(argv).quick)
+
+
+if __name__ == "__main__":
+    main()

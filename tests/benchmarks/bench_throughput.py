@@ -1,0 +1,169 @@
+"""Benchmark 3: lock+unlock cycles per second from one driver, and its ZooKeeper connections.
+
+A cycle is one read statement's lock set — SHARED on the database, the table and one partition —
+acquired and released. 1, 8 and 32 threads, on disjoint objects (a table per thread) and on shared
+ones (every thread the same partition). sparklock's threads share the process's one manager (and
+so its one ZooKeeper connection); Hive's have a manager each, as HiveServer2 sessions do, sharing
+Hive's one Curator client (``HiveLockBench throughput``; Hive's retry sleep set to 100 ms, so that
+its create/delete races on shared object nodes cost a short sleep rather than its default 60 s).
+ZooKeeper connections are counted by the server (``cons``) in the middle of each run. Medians of
+repeated runs.
+
+    python3 -m tests.benchmarks.bench_throughput [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+
+from sparklock.managers.embedded import EmbeddedLockManager
+from sparklock.managers.zookeeper import ZooKeeperLockManager
+from sparklock.model import LockMode, LockRequest
+from sparklock.objects import LockObject
+
+from .common import (
+    fmt_num,
+    hive_bench,
+    hive_unavailable,
+    median,
+    note,
+    print_table,
+    ratio,
+    warm_up,
+    zookeeper,
+)
+
+THREADS = (1, 8, 32)
+SHARINGS = ("disjoint", "shared")
+SECONDS, REPEATS = 1.0, 3
+QUICK_SECONDS, QUICK_REPEATS = 0.6, 1
+HIVE_SLEEP_MS = 100
+
+
+def cycles_per_second(manager, threads: int, sharing: str, seconds: float, server=None):
+    """One run: (cycles/s, ZooKeeper connections seen mid-run or None)."""
+    stop = threading.Event()
+    start = threading.Barrier(threads + 1)
+    counts = [0] * threads
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        table = "s" if sharing == "shared" else f"d{t}"
+        partition = LockObject.of_partition("bench", table, {"p": "1"})
+        request = [LockRequest(partition, LockMode.SHARED)]
+        start.wait()
+        i = 0
+        try:
+            while not stop.is_set():
+                held = manager.acquire(request, owner=f"thread{t}", query_id=f"tput_{t}_{i}")
+                held.release()
+                i += 1
+                counts[t] = i
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(threads)]
+    for w in workers:
+        w.start()
+    start.wait()
+    t0 = time.perf_counter()
+    time.sleep(seconds / 2)
+    connections = server.connection_count() if server is not None else None
+    time.sleep(seconds / 2)
+    done = sum(counts)
+    elapsed = time.perf_counter() - t0
+    stop.set()
+    for w in workers:
+        w.join(60)
+    if errors:
+        raise errors[0]
+    return done / elapsed, connections
+
+
+def measure(manager, seconds, repeats, server=None) -> dict:
+    out = {}
+    for sharing in SHARINGS:
+        for threads in THREADS:
+            runs = [
+                cycles_per_second(manager, threads, sharing, seconds, server)
+                for _ in range(repeats)
+            ]
+            conns = [c for _, c in runs if c is not None]
+            out[sharing, threads] = (median([r for r, _ in runs]), max(conns) if conns else None)
+    return out
+
+
+def run(quick: bool = False) -> dict:
+    seconds, repeats = (QUICK_SECONDS, QUICK_REPEATS) if quick else (SECONDS, REPEATS)
+    hive: dict = {}
+    with zookeeper() as zk:
+        why = hive_unavailable()
+        if why:
+            note(f"(Hive's manager not measured: {why})")
+        else:
+            lines = hive_bench(
+                "throughput",
+                zk.address,
+                "bench_hive",
+                ",".join(map(str, THREADS)),
+                seconds,
+                repeats,
+                HIVE_SLEEP_MS,
+            )
+            for sharing in SHARINGS:
+                for threads in THREADS:
+                    mine = [ln for ln in lines if ln[1] == sharing and int(ln[2]) == threads]
+                    hive[sharing, threads] = (
+                        median([float(ln[3]) for ln in mine]),
+                        max(int(ln[4]) for ln in mine),
+                    )
+        with ZooKeeperLockManager.connect(zk.address, "bench_sparklock") as zkm:
+            warm_up(zkm)
+            ours = measure(zkm, seconds, repeats, zk)
+    embedded = measure(EmbeddedLockManager(), seconds / 2, repeats)
+
+    rows = []
+    for sharing in SHARINGS:
+        for threads in THREADS:
+            h_cps, h_conns = hive.get((sharing, threads), (None, None))
+            o_cps, o_conns = ours[sharing, threads]
+            rows.append(
+                [
+                    sharing,
+                    threads,
+                    fmt_num(h_cps),
+                    fmt_num(o_cps),
+                    ratio(h_cps, o_cps, higher_is_better=True),
+                    "n/a" if h_conns is None else h_conns,
+                    o_conns,
+                    fmt_num(embedded[sharing, threads][0]),
+                ]
+            )
+    print_table(
+        "3. Throughput: lock+unlock cycles/s of db S + table S + partition S from one driver "
+        "(median; ratio = sparklock / Hive)",
+        [
+            "objects",
+            "threads",
+            "Hive",
+            "sparklock (ZooKeeper)",
+            "ratio",
+            "Hive ZK connections",
+            "sparklock ZK connections",
+            "embedded",
+        ],
+        rows,
+    )
+    return {"hive": hive, "sparklock": ours, "embedded": embedded}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="shorter runs")
+    run(parser.parse_args(argv).quick)
+
+
+if __name__ == "__main__":
+    main()
