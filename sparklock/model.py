@@ -43,6 +43,26 @@ class WaitPolicy(str, Enum):
     QUEUE = "queue"  # fair: keep the place in line, wait on the one conflicting node ahead
 
 
+class Owner(str):
+    """Who a lock set is for (the Spark session), plus lock ids that count as its own.
+
+    ``own_locks`` are the locks of enclosing executions of the same statement (saveAsTable runs a
+    CTAS that runs an insert): a nested execution must never wait for its own parent's locks.
+    """
+
+    own_locks: frozenset[str]
+
+    def __new__(cls, name: str, own_locks: frozenset[str] = frozenset()) -> Owner:
+        obj = super().__new__(cls, name)
+        obj.own_locks = frozenset(own_locks)
+        return obj
+
+
+def owns(owner: str, lock_id: str) -> bool:
+    """True if ``lock_id`` is one of the enclosing-statement locks ``owner`` carries."""
+    return lock_id in getattr(owner, "own_locks", ())
+
+
 @dataclass(frozen=True)
 class LockRequest:
     obj: LockObject

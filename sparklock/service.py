@@ -18,7 +18,7 @@ from typing import Any
 from .config import SparkLockConfig
 from .errors import SparkLockError
 from .managers import HeldLocks, get_manager
-from .model import LockInfo, LockMode, LockRequest, LockType, build_lock_set
+from .model import LockInfo, LockMode, LockRequest, LockType, Owner, build_lock_set
 from .objects import LockObject
 from .policy import requests_for
 
@@ -73,11 +73,14 @@ class LockService:
         if not plan.requests:
             return ""
         session = str(facts.get("session") or "")
+        requests, owner = self._within_enclosing(plan.requests, session, facts)
+        if not requests:
+            return ""
         query_id = self._query_id(session, facts.get("executionId"))
         query = facts.get("sql") or plan.command
         held = get_manager(config).acquire(
-            plan.requests,
-            owner=session,
+            requests,
+            owner=owner,
             query_id=query_id,
             query_string=str(query),
             settings=config.lock,
@@ -86,6 +89,32 @@ class LockService:
         with self._guard:
             self._held[handle] = held
         return handle
+
+    def _within_enclosing(
+        self, requests: list[LockRequest], session: str, facts: Mapping[str, Any]
+    ) -> tuple[list[LockRequest], Owner]:
+        """A nested execution (saveAsTable → CTAS → insert) runs inside its parents' locks.
+
+        What an enclosing execution already holds (same object, same or stronger mode) is not
+        requested again, and its locks never block the nested one (they are the statement's own).
+        """
+        enclosing = [h for h in facts.get("enclosingHandles") or [] if h]
+        if not enclosing:
+            return requests, Owner(session)
+        with self._guard:
+            held = [self._held[h] for h in enclosing if h in self._held]
+        infos = [i for h in held for i in h.locks]
+        strongest: dict[LockObject, LockMode] = {}
+        for i in infos:
+            if strongest.get(i.obj) is not LockMode.EXCLUSIVE:
+                strongest[i.obj] = i.mode
+        needed = build_lock_set(requests)
+        remaining = [
+            r
+            for r in needed
+            if not (strongest.get(r.obj) is LockMode.EXCLUSIVE or strongest.get(r.obj) is r.mode)
+        ]
+        return remaining, Owner(session, frozenset(i.lock_id for i in infos))
 
     def release(self, handle: str) -> None:
         """Release a handle's locks; unknown or already released handles are fine (idempotent)."""

@@ -152,3 +152,26 @@ def test_service_statements():
 
 def test_config_cache_returns_same_object():
     assert config_of({"a": "b"}) is config_of({"a": "b"})
+
+
+def test_nested_execution_runs_inside_its_parents_locks():
+    svc = LockService()
+    outer = {"session": "s9", "executionId": "1", "conf": CONF, "reads": [table("nest_t")]}
+    h1 = svc.acquire(outer)  # SHARED on the table
+    inner = {
+        "session": "s9",
+        "executionId": "2",
+        "conf": CONF,
+        "enclosingHandles": [h1],
+        "writes": [table("nest_t", fileBased=True)],
+    }
+    h2 = svc.acquire(inner)  # upgrade to EXCLUSIVE: its own SHARED does not block it
+    names = {r.name for r in svc.held(h2).locks}
+    assert names == {"default@nest_t", "default@nest_t@_sparklock_writers"}  # db already held
+    with pytest.raises(LockConflictError):  # another session still waits for both
+        svc.acquire({**outer, "session": "other", "executionId": "3"})
+    same = {**inner, "executionId": "4", "enclosingHandles": [h1, h2], "writes": [table("nest_t")]}
+    assert svc.acquire(same) == ""  # everything already held by the enclosing executions
+    svc.release(h2)
+    svc.release(h1)
+    assert svc.open_handles() == 0

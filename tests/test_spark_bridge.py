@@ -244,10 +244,6 @@ def test_nested_ctas_insert_is_acquired_with_the_enclosing_handles(spark, record
     assert get_service().open_handles() == 0
 
 
-@pytest.mark.xfail(
-    reason="the service must treat enclosingHandles as the statement's own locks (BRIDGE.md)",
-    strict=False,
-)
 def test_save_as_table_does_not_wait_for_its_own_locks(spark, record):
     spark.conf.set("spark.sparklock.lock.numRetries", "1")
     spark.conf.set("spark.sparklock.lock.retryInterval", "10ms")
@@ -259,6 +255,7 @@ def test_save_as_table_does_not_wait_for_its_own_locks(spark, record):
         assert all(f["rootExecutionId"] == facts[0]["executionId"] for f in facts)
         assert all(f["enclosingHandles"] for f in facts[1:])
         assert get_service().open_handles() == 0
+    assert spark.table("ctas_df").count() == spark.table("a").count()
 
 
 def test_collecting_an_eager_command_result_does_not_lock_again(spark, record):

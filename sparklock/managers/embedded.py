@@ -15,7 +15,16 @@ from dataclasses import dataclass
 
 from ..config import LockSettings
 from ..errors import NotLockedError
-from ..model import Contender, LockData, LockInfo, LockMode, LockRequest, decide, listing_order
+from ..model import (
+    Contender,
+    LockData,
+    LockInfo,
+    LockMode,
+    LockRequest,
+    decide,
+    listing_order,
+    owns,
+)
 from ..objects import LockObject, ObjectKind
 from .base import AcquisitionCancelled, HeldLocks, LockManager, Refusal, conflict_error
 
@@ -55,6 +64,8 @@ class EmbeddedLockManager(LockManager):
 
         def own_explicit(c: Contender) -> bool:
             e = by_key[c.key]
+            if owns(entry.owner, f"{e.seq:010d}"):
+                return True
             return e.owner == entry.owner and e.data.lock_type.value == "EXPLICIT"
 
         decision = decide(entry.contender, [e.contender for e in siblings.values()], own_explicit)

@@ -33,7 +33,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from kazoo.exceptions import (
@@ -65,6 +66,7 @@ from ..model import (
     LockType,
     decide,
     listing_order,
+    owns,
 )
 from ..objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
 from . import zkclient
@@ -91,6 +93,8 @@ MAX_TREE_RACES = 50
 MAX_RESTARTS = 5
 #: Cleanup multis tried before falling back to one delete per object node.
 CLEANUP_MULTIS = 3
+#: Object nodes remembered as deleted by us (so the next lock set can create them unread).
+ABSENT_HINTS = 1024
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
 #: the connection timeout).
 RELEASE_CONNECT_WAIT = 2.0
@@ -161,6 +165,7 @@ class _Node:
     seq: int
     data: LockData  # as stored (decoded back from the bytes written)
     payload: bytes  # the bytes written
+    fresh: bool = False  # its object node was created by the same multi
 
     @property
     def object_path(self) -> str:
@@ -218,6 +223,11 @@ class ZooKeeperLockManager(LockManager):
         self._live: dict[int, _Live] = {}
         self._orphans: dict[str, bytes] = {}  # our nodes a failed cleanup left; retried later
         self._closed = False
+        # What this process knows about the tree without reading it (only ever a guess that a
+        # multi verifies: a wrong one costs the multi, then the read): the namespace root
+        # exists once a create succeeded; object nodes we deleted stay absent until seen again.
+        self._root_known = False
+        self._absent: OrderedDict[str, None] = OrderedDict()
 
     # -- convenience --------------------------------------------------------------------------
     @classmethod
@@ -354,19 +364,29 @@ class ZooKeeperLockManager(LockManager):
     ) -> list[_Node]:
         """Create one lock node per request, and the missing object nodes, in one multi."""
         ephemeral = data.lock_type is LockType.IMPLICIT
+        guess = True
         for _ in range(MAX_TREE_RACES):
             node_data = replace(data, lock_time_ms=_unique_lock_time())
             payload = node_data.encode()
             stored = LockData.decode(payload)
-            ops = self._create_ops(requests, payload, ephemeral)
+            ops, fresh, involved, guessed = self._create_ops(requests, payload, ephemeral, guess)
             try:
                 created = self._commit_creates(ops, payload)
             except _Raced:
+                if guessed:
+                    with self._lock:
+                        self._absent.clear()
+                guess = False
                 continue
-            nodes = [
-                _Node(index, request, created[i], int(created[i][-10:]), stored, payload)
-                for i, (index, request) in enumerate(requests)
-            ]
+            with self._lock:
+                self._root_known = True
+                for path in involved:
+                    self._absent.pop(path, None)
+            nodes = []
+            for i, (index, request) in enumerate(requests):
+                node = _Node(index, request, created[i], int(created[i][-10:]), stored, payload)
+                node.fresh = node.object_path in fresh
+                nodes.append(node)
             self._owners.add((n.path for n in nodes), owner, data.lock_type)
             return nodes
         raise LockManagerUnavailableError(
@@ -375,34 +395,86 @@ class ZooKeeperLockManager(LockManager):
         )
 
     def _create_ops(
-        self, requests: Sequence[tuple[int, LockRequest]], payload: bytes, ephemeral: bool
-    ) -> list[tuple]:
-        """Step 1 (which object nodes exist) and the ordered operations of step 2."""
+        self,
+        requests: Sequence[tuple[int, LockRequest]],
+        payload: bytes,
+        ephemeral: bool,
+        guess: bool = True,
+    ) -> tuple[list[tuple], set[str], set[str], bool]:
+        """Step 1 (which object nodes exist) and the ordered operations of step 2.
+
+        Returns the operations, the object nodes they create, every object node involved, and
+        whether step 1 was answered from what this process knows instead of a read: every
+        node either holds a lock of this process below it (it exists) or was deleted by us and
+        not seen since (it is absent). The multi then verifies the guess (NodeExists / NoNode
+        fail it atomically, and the caller redoes it with a read).
+        """
         needed: set[tuple[str, ...]] = set()
         all_parts = [self._root_parts + request.obj.components for _, request in requests]
         for parts in all_parts:
             for depth in range(1, len(parts) + 1):
                 needed.add(parts[:depth])
-        containers = sorted({parts[:-1] for parts in needed})
-        listing = self._read(
-            [(CHILDREN, "/" + "/".join(c)) for c in containers], "reading the lock tree"
-        )
-        existing: set[tuple[str, ...]] = set()
-        for container, children in zip(containers, listing, strict=True):
-            if isinstance(children, list):
-                existing.update(container + (child,) for child in children)
-            elif not isinstance(children, NoNodeError):
-                raise children
+        existing: set[tuple[str, ...]] | None = self._known_existing(needed) if guess else None
+        guessed = existing is not None
+        if existing is None:
+            containers = sorted({parts[:-1] for parts in needed})
+            listing = self._read(
+                [(CHILDREN, "/" + "/".join(c)) for c in containers], "reading the lock tree"
+            )
+            existing = set()
+            for container, children in zip(containers, listing, strict=True):
+                if isinstance(children, list):
+                    existing.update(container + (child,) for child in children)
+                elif not isinstance(children, NoNodeError):
+                    raise children
         entries: list[tuple] = []
+        fresh: set[str] = set()
         for parts in needed - existing:
-            entries.append((parts, 0, ("create", "/" + "/".join(parts), b"", False, False), -1))
+            path = "/" + "/".join(parts)
+            fresh.add(path)
+            entries.append((parts, 0, ("create", path, b"", False, False), -1))
         for i, ((_, request), parts) in enumerate(zip(requests, all_parts, strict=True)):
             path = "/" + "/".join(parts) + f"/{LOCK_PREFIX}{request.mode.value}-"
             entries.append((parts, 1, ("create", path, payload, ephemeral, True), i))
         # Parents before children; an object's lock before its child object nodes, so a fresh
         # object's lock is its first child (sequence 0: nothing to check).
         entries.sort(key=lambda e: (e[0], e[1]))
-        return [(e[2], e[3]) for e in entries]
+        involved = {"/" + "/".join(parts) for parts in needed}
+        return [(e[2], e[3]) for e in entries], fresh, involved, guessed
+
+    def _known_existing(self, needed: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]] | None:
+        """Which of ``needed`` exist, if this process knows for every one of them; else None."""
+        existing: set[tuple[str, ...]] = set()
+        with self._lock:
+            if not self._absent and not self._root_known:
+                return None
+            for parts in needed:
+                path = "/" + "/".join(parts)
+                if parts == self._root_parts:
+                    if not self._root_known:
+                        return None
+                    existing.add(parts)
+                elif self._owners.local_count(path) > 0:
+                    existing.add(parts)  # a lock of ours below it: it exists
+                elif not any(
+                    "/" + "/".join(parts[:depth]) in self._absent
+                    for depth in range(len(self._root_parts) + 1, len(parts) + 1)
+                ):
+                    return None
+        return existing
+
+    def _note_absent(self, deleted: Iterable[str]) -> None:
+        """Remember object nodes we deleted (the topmost ones: their subtrees went with them)."""
+        deleted = set(deleted)
+        tops = [p for p in deleted if p.rsplit("/", 1)[0] not in deleted]
+        if not tops:
+            return
+        with self._lock:
+            for p in tops:
+                self._absent[p] = None
+                self._absent.move_to_end(p)
+            while len(self._absent) > ABSENT_HINTS:
+                self._absent.popitem(last=False)
 
     def _commit_creates(self, ops: list[tuple], payload: bytes) -> dict[int, str]:
         """Commit the creates (one multi per MULTI_BYTES); request index -> created lock path."""
@@ -474,7 +546,7 @@ class ZooKeeperLockManager(LockManager):
         return decide(
             mine,
             self._contenders(node.object_path, children),
-            lambda c: self._owners.is_own_explicit(c.key, owner),
+            lambda c: owns(owner, c.key) or self._owners.is_own_explicit(c.key, owner),
         )
 
     def _check(self, nodes: Sequence[_Node], owner: str) -> tuple[_Node, GrantDecision] | None:
@@ -500,9 +572,15 @@ class ZooKeeperLockManager(LockManager):
         ]
 
     # -- removal ------------------------------------------------------------------------------
-    def _remove(self, paths: Sequence[str], tries: int) -> tuple[list[str], BaseException | None]:
+    def _remove(
+        self, paths: Sequence[str], tries: int, fresh: Collection[str] | None = None
+    ) -> tuple[list[str], BaseException | None]:
         """Delete lock nodes and the object nodes they leave empty (Hive deletes those too).
 
+        Fastest path, for lock sets whose object nodes were all created by their own acquisition
+        (``fresh``) or still hold other locks of this process: ONE multi deleting the lock nodes
+        and the fresh object nodes no other lock of ours is below, without reading (if someone
+        else has a node below one of them meanwhile, the multi fails and the next path runs).
         Fast path: read the object nodes' children (one batched read), then ONE multi deleting
         the lock nodes and, deepest first, every object node that only holds what we delete.
         If anything changed in between (the multi fails), fall back to deleting the lock nodes
@@ -515,10 +593,21 @@ class ZooKeeperLockManager(LockManager):
         objects = list(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths))
         ops = [("delete", p) for p in paths]
         if self._shared.connected and sum(64 + len(p) for p in paths + objects) <= MULTI_BYTES:
+            predicted = self._predict_empty(paths, objects, fresh) if fresh else None
+            if predicted is not None:
+                try:
+                    more = [("delete", o) for o in predicted]
+                    if _multi_failure(self._commit(ops + more, "releasing locks")) is None:
+                        self._note_absent(predicted)
+                        return [], None
+                except (*TRANSIENT_ERRORS, KazooException, LockManagerUnavailableError) as exc:
+                    log.debug("sparklock: unread release failed (%r); reading first", exc)
             try:
                 listing = self._read([(CHILDREN, o) for o in objects], "releasing locks")
-                ops += [("delete", o) for o in self._empty_after(paths, objects, listing)]
+                empty = self._empty_after(paths, objects, listing)
+                ops += [("delete", o) for o in empty]
                 if _multi_failure(self._commit(ops, "releasing locks")) is None:
+                    self._note_absent(empty)
                     return [], None
             except (*TRANSIENT_ERRORS, KazooException, LockManagerUnavailableError) as exc:
                 log.debug("sparklock: one-multi release failed (%r); deleting step by step", exc)
@@ -526,6 +615,26 @@ class ZooKeeperLockManager(LockManager):
         gone = set(paths) - set(failed)
         self._cleanup_objects(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths if p in gone))
         return failed, err
+
+    def _predict_empty(
+        self, paths: Sequence[str], objects: Sequence[str], fresh: Collection[str]
+    ) -> list[str] | None:
+        """The object nodes (deepest first) to delete with ``paths`` without reading, or None
+        when one of them is neither fresh nor kept by another lock of this process."""
+        mine: dict[str, int] = {}
+        for p in paths:
+            for obj in zkclient._object_paths(p):
+                mine[obj] = mine.get(obj, 0) + 1
+        out = []
+        for obj in sorted(objects, key=lambda o: (-o.count("/"), o)):
+            if len(self._components(obj)) < 1:
+                continue  # never the namespace root
+            if self._owners.local_count(obj) > mine.get(obj, 0):
+                continue  # another lock of this process is at or below it: not empty
+            if obj not in fresh:
+                return None  # it existed before us: what else is below it needs a read
+            out.append(obj)
+        return out
 
     def _empty_after(
         self, paths: Sequence[str], objects: Sequence[str], listing: Sequence
@@ -640,12 +749,17 @@ class ZooKeeperLockManager(LockManager):
         except (KazooException, SparkLockError) as exc:
             log.debug("sparklock: cleaning up empty lock nodes failed: %r", exc)
 
-    def _drop_paths(self, paths: Iterable[str], payload: bytes | None = None) -> None:
+    def _drop_paths(
+        self,
+        paths: Iterable[str],
+        payload: bytes | None = None,
+        fresh: Collection[str] | None = None,
+    ) -> None:
         """Delete lock nodes of a failed or refused attempt; what fails is retried later."""
         paths = list(paths)
         if not paths:
             return
-        failed, err = self._remove(paths, max(1, self.settings.unlock_num_retries))
+        failed, err = self._remove(paths, max(1, self.settings.unlock_num_retries), fresh)
         self._owners.forget(p for p in paths if p not in failed)
         if failed:
             log.error(
@@ -662,7 +776,8 @@ class ZooKeeperLockManager(LockManager):
     def _drop(self, nodes: Iterable[_Node]) -> None:
         nodes = list(nodes)
         if nodes:
-            self._drop_paths([n.path for n in nodes], nodes[0].payload)
+            fresh = {n.object_path for n in nodes if n.fresh}
+            self._drop_paths([n.path for n in nodes], nodes[0].payload, fresh)
 
     def _sweep_orphans(self) -> None:
         """Retry deleting nodes a failed cleanup left behind (only if still carrying our data)."""
@@ -696,6 +811,7 @@ class ZooKeeperLockManager(LockManager):
             data.lock_type,
             [LockInfo(n.request.obj, n.request.mode, n.data, n.path, owner) for n in ordered],
             self,
+            handles=[n.object_path for n in ordered if n.fresh],  # see _remove
         )
         if data.lock_type is LockType.EXPLICIT:
             return held  # persistent nodes: a session loss does not take them
@@ -902,7 +1018,9 @@ class ZooKeeperLockManager(LockManager):
                     paths = self._still_ours(held.locks)
                 except LockManagerUnavailableError:
                     pass  # cannot check: try to delete them all (and report what fails)
-            failed, err = self._remove(paths, self.settings.unlock_num_retries)
+            # object nodes the acquisition created (explicit locks, kept for long, always read)
+            fresh = set(held.handles) if held.lock_type is LockType.IMPLICIT else None
+            failed, err = self._remove(paths, self.settings.unlock_num_retries, fresh)
             if failed:
                 if live is not None:
                     with self._lock:
