@@ -84,6 +84,7 @@ class LockService:
             query_id=query_id,
             query_string=str(query),
             settings=config.lock,
+            with_ancestors=False,  # the lock set above already has them
         )
         handle = f"{query_id}#{next(self._ids)}"
         with self._guard:
@@ -99,8 +100,9 @@ class LockService:
         requested again, and its locks never block the nested one (they are the statement's own).
         """
         enclosing = [h for h in facts.get("enclosingHandles") or [] if h]
+        needed = build_lock_set(requests)
         if not enclosing:
-            return requests, Owner(session)
+            return needed, Owner(session)
         with self._guard:
             held = [self._held[h] for h in enclosing if h in self._held]
         infos = [i for h in held for i in h.locks]
@@ -108,7 +110,6 @@ class LockService:
         for i in infos:
             if strongest.get(i.obj) is not LockMode.EXCLUSIVE:
                 strongest[i.obj] = i.mode
-        needed = build_lock_set(requests)
         remaining = [
             r
             for r in needed
