@@ -27,7 +27,7 @@ import queue
 import threading
 import warnings
 from collections import namedtuple
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
@@ -123,22 +123,53 @@ class MultiRead(namedtuple("MultiRead", "operations")):
         return results
 
 
+def _object_paths(lock_path: str) -> Iterator[str]:
+    """The object nodes above a lock node: ``/ns/db/t/LOCK-..`` -> ``/ns/db/t``, ``/ns/db``,
+    ``/ns``."""
+    path = lock_path
+    while True:
+        path = path.rpartition("/")[0]
+        if not path:
+            return
+        yield path
+
+
 class OwnerRegistry:
-    """``znode path -> (owner, lock type)`` of the lock nodes this process created."""
+    """``znode path -> (owner, lock type)`` of the lock nodes this process created.
+
+    It also counts, per object node, this process's lock nodes at or below it (``local_count``):
+    a node with a lock of ours below it exists and is not empty, which lets the manager skip
+    reading the tree where it already knows the answer.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[str, tuple[str, LockType]] = {}
+        self._below: dict[str, int] = {}  # object path -> our lock nodes at or below it
 
     def add(self, paths: Iterable[str], owner: str, lock_type: LockType) -> None:
         with self._lock:
             for p in paths:
+                if p not in self._entries:
+                    for obj in _object_paths(p):
+                        self._below[obj] = self._below.get(obj, 0) + 1
                 self._entries[p] = (owner, lock_type)
 
     def forget(self, paths: Iterable[str]) -> None:
         with self._lock:
             for p in paths:
-                self._entries.pop(p, None)
+                if self._entries.pop(p, None) is None:
+                    continue
+                for obj in _object_paths(p):
+                    left = self._below[obj] - 1
+                    if left:
+                        self._below[obj] = left
+                    else:
+                        del self._below[obj]
+
+    def local_count(self, object_path: str) -> int:
+        """This process's registered lock nodes at or below ``object_path``."""
+        return self._below.get(object_path, 0)
 
     def owner_of(self, path: str) -> str | None:
         entry = self._entries.get(path)

@@ -1,0 +1,144 @@
+"""The ZooKeeper manager's request count, and that its shortcuts never cost correctness.
+
+Once the manager knows the tree (what its own locks keep alive, what it deleted itself), a
+statement locks in one multi and unlocks in one multi, without reading. These tests count the
+server's requests and check, with a second client meddling in between, that every wrong guess
+falls back to reading and leaves exactly the tree Hive's rules give.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kazoo.client import KazooClient
+
+from sparklock.config import LockSettings
+from sparklock.managers.zookeeper import ZooKeeperLockManager
+from sparklock.model import LockMode, LockRequest, WaitPolicy
+from sparklock.objects import LockObject
+from tests.support.zookeeper import ZooKeeperServer, four_letter
+
+pytestmark = pytest.mark.zookeeper
+
+S, X = LockMode.SHARED, LockMode.EXCLUSIVE
+P1 = LockObject.of_partition("default", "t", {"p": "1"})
+P2 = LockObject.of_partition("default", "t", {"p": "2"})
+FAIL_FAST = LockSettings(num_retries=1, retry_interval=0.05, wait_policy=WaitPolicy.RETRY)
+
+
+@pytest.fixture(scope="module")
+def server():
+    zk = ZooKeeperServer()
+    zk.start()
+    yield zk
+    zk.cleanup()
+
+
+@pytest.fixture
+def ns(request) -> str:
+    return "rt_" + request.node.name.replace("[", "_").replace("]", "")
+
+
+@pytest.fixture
+def manager(server, ns):
+    m = ZooKeeperLockManager.connect(server.address, ns, settings=FAIL_FAST)
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def other(server):
+    """A second client: another process (Hive, another driver) as far as the manager knows."""
+    client = KazooClient(hosts=server.address)
+    client.start(10)
+    yield client
+    client.stop()
+    client.close()
+
+
+def packets(server) -> int:
+    text = four_letter(server.port, "mntr")
+    return int(
+        dict(ln.split("\t", 1) for ln in text.splitlines() if "\t" in ln)["zk_packets_received"]
+    )
+
+
+def counted(server, fn):
+    before = packets(server)
+    result = fn()
+    return result, packets(server) - before - 1  # the probe itself is one packet
+
+
+def take(m, *objs, mode=X, owner="o"):
+    return m.acquire([LockRequest(o, mode) for o in objs], owner=owner, query_id="q")
+
+
+def tree(client, root: str) -> list[str]:
+    out, todo = [], [root]
+    while todo:
+        path = todo.pop()
+        for child in client.get_children(path):
+            out.append(f"{path}/{child}"[len(root) :])
+            todo.append(f"{path}/{child}")
+    return sorted(out)
+
+
+def test_steady_state_is_one_multi_each_way(server, manager, other, ns):
+    take(manager, P1, P2).release()  # learns the tree (reads once)
+    for _ in range(3):
+        held, lock_requests = counted(server, lambda: take(manager, P1, P2))
+        _, unlock_requests = counted(server, held.release)
+        assert (lock_requests, unlock_requests) == (1, 1)
+        assert tree(other, "/" + ns) == []
+
+
+def test_a_node_created_by_someone_else_is_found_by_reading(server, manager, other, ns):
+    root = "/" + ns
+    take(manager, P1).release()  # we deleted default/: next time we would create it unread
+    other.create(f"{root}/default/t/p=9", makepath=True)
+    held, lock_requests = counted(server, lambda: take(manager, P1))
+    # the guess (refused by the server), the read, the multi, and the grant check of the
+    # database and table nodes (their locks are not their first children)
+    assert lock_requests == 4
+    assert [p.rsplit("-", 1)[0] for p in tree(other, root)] == [
+        "/default",
+        "/default/LOCK-SHARED",
+        "/default/t",
+        "/default/t/LOCK-SHARED",
+        "/default/t/p=1",
+        "/default/t/p=1/LOCK-EXCLUSIVE",
+        "/default/t/p=9",
+    ]
+    held.release()
+    assert tree(other, root) == ["/default", "/default/t", "/default/t/p=9"]
+    other.delete(f"{root}/default", recursive=True)
+    take(manager, P1).release()  # reads again (nothing known), creates, deletes
+    assert tree(other, root) == []
+
+
+def test_someone_else_below_a_fresh_node_keeps_it(server, manager, other, ns):
+    root = "/" + ns
+    held = take(manager, P1)  # creates default/, t/ and p=1/ itself
+    other.create(f"{root}/default/t/p=7/LOCK-SHARED-", b"hive", sequence=True, makepath=True)
+    _, unlock_requests = counted(server, held.release)
+    assert unlock_requests == 3  # the unread multi (refused: t/ is not empty), the read, the multi
+    assert [p for p in tree(other, root) if "LOCK" not in p] == [
+        "/default",
+        "/default/t",
+        "/default/t/p=7",
+    ]
+    assert not any("p=1" in p for p in tree(other, root))
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_overlapping_statements_of_one_process_leave_nothing(manager, other, ns, first):
+    a = take(manager, P1, mode=S, owner="a")
+    b = take(manager, P1, P2, mode=S, owner="b")
+    held = {"a": a, "b": b}
+    held[first].release()
+    assert tree(other, "/" + ns) != []
+    held["b" if first == "a" else "a"].release()
+    assert tree(other, "/" + ns) == []
+    c = take(manager, P2, owner="c")  # the hints stay right after both orders
+    assert any("p=2/LOCK-EXCLUSIVE" in p for p in tree(other, "/" + ns))
+    c.release()
+    assert tree(other, "/" + ns) == []
