@@ -1,0 +1,224 @@
+"""Issue 3: the locks Spark statements take, observed end to end on a real local Spark session.
+
+For each statement form the exact lock set is asserted twice and must agree: what
+``EXPLAIN LOCKS`` says, and what another session sees with ``SHOW LOCKS`` while the statement
+runs (kept running by a slow Python UDF). Then the Spark failure locking exists to prevent
+(concurrent static-partition INSERTs into different partitions of one parquet table sharing
+``<table>/_temporary``), a writer waiting for a reader, and a LOCK_CONFLICT message.
+
+One ``local[2]`` session for the module, parquet tables in a temporary warehouse, the default
+embedded manager with the default ``queue`` wait policy and a generous budget (300 × 200 ms).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+
+from pyspark.sql import SparkSession  # noqa: E402
+
+import sparklock  # noqa: E402
+from sparklock.managers import get_manager  # noqa: E402
+from sparklock.service import config_of  # noqa: E402
+
+pytestmark = pytest.mark.spark
+
+S, X = "SHARED", "EXCLUSIVE"
+SLEEP_S = 0.3  # per row of the slow UDF
+BUDGET = {  # numRetries × retryInterval = 60 s
+    "spark.sparklock.lock.numRetries": "300",
+    "spark.sparklock.lock.retryInterval": "200ms",
+}
+
+
+def _slow(x):
+    time.sleep(SLEEP_S)
+    return x
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("sparklock-spark-locks")
+        .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+    )
+    for key, value in BUDGET.items():
+        builder = builder.config(key, value)
+    session = sparklock.configure(builder).getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    session.udf.register("slow", _slow, "int")
+    for statement in (
+        "CREATE TABLE a (k INT, v STRING) USING parquet",
+        "CREATE TABLE b (k INT, w STRING) USING parquet",
+        "CREATE TABLE c (k INT) USING parquet",
+        "CREATE TABLE u (k INT) USING parquet",
+        "CREATE TABLE pt (v INT, p STRING) USING parquet PARTITIONED BY (p)",
+        "CREATE TABLE pq (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)",
+        "CREATE TABLE w (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)",
+        "INSERT INTO a VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'w')",
+        "INSERT INTO b VALUES (1, 'x'), (2, 'y'), (3, 'z'), (4, 'w')",
+        "INSERT INTO c VALUES (1), (2), (3), (4)",
+        "INSERT INTO pt VALUES (1, '1'), (2, '1'), (3, '1'), (4, '2'), (5, '3')",
+        "INSERT INTO pq VALUES (1, '1', 'a'), (2, '1', 'b'), (3, '1', 'b'), (4, '2', 'a')",
+    ):
+        session.sql(statement)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def observer(spark):
+    """Another session of the same application: what it sees is what everyone else sees."""
+    return spark.newSession()
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_locks(spark):
+    yield
+    manager = get_manager(config_of({}))
+    for info in manager.list_locks(None):
+        manager.unlock(info.obj)
+
+
+def names(session: SparkSession, statement: str) -> list[tuple[str, str]]:
+    return sorted((r[0], r[1]) for r in session.sql(statement).collect())
+
+
+def new_session(spark: SparkSession, **conf: str) -> SparkSession:
+    session = spark.newSession()
+    for key, value in {**BUDGET, **conf}.items():
+        session.conf.set(key, value)
+    return session
+
+
+def held_while_running(spark, observer, statement, deadline_s=60.0):
+    """Run ``statement`` on a thread; every distinct non-empty ``SHOW LOCKS`` seen meanwhile.
+
+    Also returns what ``SHOW LOCKS`` shows right after the statement returned.
+    """
+    outcome: dict = {}
+
+    def run():
+        try:
+            spark.sql(statement).collect()
+            outcome["after"] = names(observer, "SHOW LOCKS")
+        except Exception as e:  # noqa: BLE001
+            outcome["error"] = e
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    seen: list[list[tuple[str, str]]] = []
+    deadline = time.monotonic() + deadline_s
+    while runner.is_alive() and time.monotonic() < deadline:
+        shown = names(observer, "SHOW LOCKS")
+        if shown and shown not in seen:
+            seen.append(shown)
+        time.sleep(0.01)
+    runner.join(timeout=max(0.0, deadline - time.monotonic()))
+    assert not runner.is_alive(), f"{statement!r} still running after {deadline_s} s"
+    assert "error" not in outcome, outcome.get("error")
+    assert seen, f"no lock was ever seen while {statement!r} ran"
+    return seen, outcome["after"]
+
+
+# -- 1. exact lock sets: EXPLAIN LOCKS == what is held while it runs ----------------------------
+W_FACET = "default@w@_sparklock_writers"
+CASES = {
+    "select_join_subquery_cte": (
+        "WITH x AS (SELECT * FROM a) SELECT slow(x.k) FROM x JOIN b ON x.k = b.k "
+        "WHERE x.k IN (SELECT k FROM c) AND x.k <= (SELECT max(k) FROM c)",
+        [("default", S), ("default@a", S), ("default@b", S), ("default@c", S)],
+    ),
+    "pruned_read_one_level": (
+        "SELECT slow(v) FROM pt WHERE p = '1'",
+        [("default", S), ("default@pt", S), ("default@pt@p=1", S)],
+    ),
+    "pruned_read_two_levels": (
+        "SELECT slow(v) FROM pq WHERE p = '1'",
+        [
+            ("default", S),
+            ("default@pq", S),
+            ("default@pq@p=1", S),
+            ("default@pq@p=1/q=a", S),
+            ("default@pq@p=1/q=b", S),
+        ],
+    ),
+    "pruned_read_second_level_only": (
+        "SELECT slow(v) FROM pq WHERE q = 'a'",
+        [
+            ("default", S),
+            ("default@pq", S),
+            ("default@pq@p=1", S),
+            ("default@pq@p=1/q=a", S),
+            ("default@pq@p=2", S),
+            ("default@pq@p=2/q=a", S),
+        ],
+    ),
+    "insert_static_partition": (
+        "INSERT INTO w PARTITION (p = '1', q = 'a') "
+        "SELECT slow(x) FROM VALUES (1), (2), (3), (4) AS t(x)",
+        [
+            ("default", S),
+            ("default@w", S),
+            ("default@w@p=1", S),
+            ("default@w@p=1/q=a", X),
+            (W_FACET, X),
+        ],
+    ),
+    "insert_dynamic_partitions": (
+        "INSERT INTO w SELECT slow(x), p, q "
+        "FROM VALUES (1, 'd', '1'), (2, 'd', '2'), (3, 'e', '1'), (4, 'e', '1') AS t(x, p, q)",
+        [("default", S), ("default@w", X), (W_FACET, X)],
+    ),
+    "insert_partial_static_prefix": (
+        "INSERT INTO w PARTITION (p = 'a', q) "
+        "SELECT slow(x), q FROM VALUES (1, '1'), (2, '2'), (3, '1'), (4, '2') AS t(x, q)",
+        [("default", S), ("default@w", S), ("default@w@p=a", X), (W_FACET, X)],
+    ),
+    "insert_unpartitioned": (
+        "INSERT INTO u SELECT slow(x) FROM VALUES (1), (2), (3), (4) AS t(x)",
+        [("default", S), ("default@u", X), ("default@u@_sparklock_writers", X)],
+    ),
+    "insert_overwrite_whole_table": (
+        "INSERT OVERWRITE TABLE u SELECT slow(x) FROM VALUES (5), (6), (7), (8) AS t(x)",
+        [("default", S), ("default@u", X), ("default@u@_sparklock_writers", X)],
+    ),
+    "insert_overwrite_whole_partitioned_table": (
+        "INSERT OVERWRITE TABLE w SELECT slow(x), p, q "
+        "FROM VALUES (1, 'o', '1'), (2, 'o', '2'), (3, 'o', '1'), (4, 'o', '2') AS t(x, p, q)",
+        [("default", S), ("default@w", X), (W_FACET, X)],
+    ),
+    "insert_select_from_same_table_x_wins": (
+        "INSERT INTO pt PARTITION (p = '1') SELECT slow(v) FROM pt WHERE p IN ('1', '2')",
+        [
+            ("default", S),
+            ("default@pt", S),
+            ("default@pt@_sparklock_writers", X),
+            ("default@pt@p=1", X),
+            ("default@pt@p=2", S),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("statement, expected", list(CASES.values()), ids=list(CASES))
+def test_exact_lock_set_explained_and_held(spark, observer, statement, expected):
+    expected = sorted(expected)
+    explained = names(spark, f"EXPLAIN LOCKS {statement}")
+    assert explained == expected, "EXPLAIN LOCKS"
+    assert names(observer, "SHOW LOCKS") == []  # EXPLAIN LOCKS holds nothing
+
+    seen, after = held_while_running(spark, observer, statement)
+    # All-or-nothing: a snapshot is the whole set; a partial one would only be a subset of it.
+    assert expected in seen, f"held while running: {seen}"
+    assert all(set(s) <= set(expected) for s in seen), f"held while running: {seen}"
+    assert after == []  # released before the call returned
+    assert names(observer, "SHOW LOCKS EXTENDED") == []
