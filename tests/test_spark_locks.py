@@ -84,8 +84,8 @@ def observer(spark):
 def no_leftover_locks(spark):
     yield
     manager = get_manager(config_of({}))
-    for info in manager.list_locks(None):
-        manager.unlock(info.obj)
+    for obj in {info.obj for info in manager.list_locks(None)}:
+        manager.unlock(obj)
 
 
 def names(session: SparkSession, statement: str) -> list[tuple[str, str]]:
@@ -301,3 +301,87 @@ def test_concurrent_partition_inserts_without_locking_for_comparison(spark):
     )
     for f in failures[:2]:
         print("  e.g.", str(f).splitlines()[0][:200])
+
+
+# -- 3. waiting and conflicts --------------------------------------------------------------------
+def test_writer_waits_for_reader_and_completes_after_its_release(spark, observer):
+    spark.sql("CREATE TABLE rw (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql("INSERT INTO rw VALUES (1, '1'), (2, '1'), (3, '1'), (4, '1'), (9, '2')")
+    partition = ("default@rw@p=1", S)
+    times: dict = {}
+    results: dict = {}
+
+    def read() -> None:
+        results["read"] = sorted(
+            r[0] for r in spark.sql("SELECT slow(v) FROM rw WHERE p = '1'").collect()
+        )
+        times["reader_returned"] = time.monotonic()
+
+    def write() -> None:
+        times["writer_started"] = time.monotonic()
+        writer.sql("INSERT OVERWRITE TABLE rw PARTITION (p = '1') VALUES (100)")
+        times["writer_done"] = time.monotonic()
+
+    writer = new_session(spark)
+    reading = threading.Thread(target=read, daemon=True)
+    reading.start()
+    deadline = time.monotonic() + 30
+    while partition not in names(observer, "SHOW LOCKS") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert partition in names(observer, "SHOW LOCKS"), "the reader never held its lock"
+    writing = threading.Thread(target=write, daemon=True)
+    writing.start()
+    # The queued writer's EXCLUSIVE is listed beside the reader's SHARED (it keeps its place
+    # in line, as a ZooKeeper node would); what matters is that it is not done before the reader.
+    queued_seen = False
+    while reading.is_alive() and time.monotonic() < deadline:
+        shown = names(observer, "SHOW LOCKS")
+        if partition in shown:
+            times["reader_seen_holding"] = time.monotonic()
+            queued_seen = queued_seen or ("default@rw@p=1", X) in shown
+            assert "writer_done" not in times
+        time.sleep(0.01)
+    reading.join(timeout=30)
+    writing.join(timeout=60)
+    assert "read" in results and "writer_done" in times, (results, times)
+    assert results["read"] == [1, 2, 3, 4]  # the reader saw the old partition, whole
+    # released no later than the reader's call returned, and the writer only finished after it
+    assert times["writer_done"] > times["reader_returned"] > times["writer_started"]
+    assert times["writer_done"] > times["reader_seen_holding"]
+    print(
+        f"\nwriter waited for the reader: started {times['writer_started']:.3f}, reader returned "
+        f"{times['reader_returned']:.3f} (+{times['reader_returned'] - times['writer_started']:.3f}"
+        f" s), writer done +{times['writer_done'] - times['reader_returned']:.3f} s after that;"
+        f" queued EXCLUSIVE listed by SHOW LOCKS while waiting: {queued_seen}"
+    )
+    spark.sql("REFRESH TABLE rw")  # the session's cached file listing predates the overwrite
+    got = sorted(tuple(r) for r in spark.sql("SELECT p, v FROM rw").collect())
+    assert got == [("1", 100), ("2", 9)]
+    assert names(observer, "SHOW LOCKS") == []
+
+
+def test_lock_conflict_names_object_modes_and_the_holders_query(spark, observer):
+    spark.sql("CREATE TABLE lc (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    holder = spark.newSession()
+    blocked = new_session(
+        spark,
+        **{"spark.sparklock.lock.numRetries": "1", "spark.sparklock.lock.retryInterval": "10ms"},
+    )
+    holder.sql("LOCK TABLE lc EXCLUSIVE")
+    try:
+        assert names(observer, "SHOW LOCKS") == [("default@lc", X)]
+        began = time.monotonic()
+        with pytest.raises(Exception) as info:
+            blocked.sql("INSERT INTO lc PARTITION (p = '1') VALUES (1)")
+        waited = time.monotonic() - began
+    finally:
+        holder.sql("UNLOCK TABLE lc")
+    message = str(info.value)
+    assert "LOCK_CONFLICT" in message, message
+    assert "default@lc" in message, message
+    assert "EXCLUSIVE" in message and "SHARED" in message, message  # wanted S, held X
+    assert "LOCK TABLE lc EXCLUSIVE" in message, message  # the holder's query text
+    line = next(x for x in message.splitlines() if "LOCK_CONFLICT" in x)
+    print(f"\nfailed after {waited:.3f} s: {line.strip()[:400]}")
+    assert spark.sql("SELECT count(*) FROM lc").collect()[0][0] == 0  # the insert never ran
+    assert names(observer, "SHOW LOCKS") == []
