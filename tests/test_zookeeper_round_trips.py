@@ -142,3 +142,56 @@ def test_overlapping_statements_of_one_process_leave_nothing(manager, other, ns,
     assert any("p=2/LOCK-EXCLUSIVE" in p for p in tree(other, "/" + ns))
     c.release()
     assert tree(other, "/" + ns) == []
+
+
+def test_create_maps_nodes_to_requests_in_any_order(manager, other, ns):
+    from sparklock.model import LockData, LockType, build_lock_set
+
+    lock_set = build_lock_set([LockRequest(P1, X), LockRequest(P2, S)])
+    data = LockData.now("q", LockType.IMPLICIT, "text")
+    requests = list(reversed(list(enumerate(lock_set))))  # children before parents
+    nodes = manager._create(requests, data, "o")
+    for node in nodes:
+        assert node.object_path == node.request.obj.path("/" + ns)
+        assert node.path.rsplit("/", 1)[1].startswith(f"LOCK-{node.request.mode.value}-")
+    manager._drop(nodes)
+    assert tree(other, "/" + ns) == []
+
+
+def test_write_multi_speaks_kazoos_transaction():
+    from kazoo.protocol.serialization import (
+        Create,
+        Delete,
+        Transaction,
+        int_struct,
+        multiheader_struct,
+    )
+    from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
+
+    from sparklock.managers.zkclient import WriteMulti
+
+    ops = [
+        Create("/a/b", b"", OPEN_ACL_UNSAFE, 0),
+        Create("/a/b/LOCK-SHARED-", b"q:1:IMPLICIT:x:10.0.0.1", OPEN_ACL_UNSAFE, 3),
+        Delete("/a/p=\u00e9", -1),
+        Create("/x", b"d", [make_digest_acl("u", "p", all=True)], 1),
+    ]
+    assert WriteMulti(ops).serialize() == bytes(Transaction(ops).serialize())
+
+    def string(text: str) -> bytes:
+        raw = text.encode()
+        return int_struct.pack(len(raw)) + raw
+
+    answer = b"".join(
+        [
+            multiheader_struct.pack(1, False, 0) + string("/a/b/LOCK-SHARED-0000000001"),
+            multiheader_struct.pack(2, False, 0),
+            multiheader_struct.pack(-1, False, -101) + int_struct.pack(-101),
+            multiheader_struct.pack(-1, True, -1),
+        ]
+    )
+
+    def shown(results):
+        return [type(r).__name__ if isinstance(r, Exception) else r for r in results]
+
+    assert shown(WriteMulti.deserialize(answer, 0)) == shown(Transaction.deserialize(answer, 0))

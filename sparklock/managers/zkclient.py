@@ -42,9 +42,12 @@ from kazoo.exceptions import (
 )
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.serialization import (
+    Create,
+    Delete,
     GetChildren,
     GetData,
     MultiHeader,
+    Transaction,
     ZnodeStat,
     int_struct,
     multiheader_struct,
@@ -132,6 +135,69 @@ def _object_paths(lock_path: str) -> Iterator[str]:
         if not path:
             return
         yield path
+
+
+_CREATE_HEADER = multiheader_struct.pack(Create.type, False, -1)
+_DELETE_HEADER = multiheader_struct.pack(Delete.type, False, -1)
+_MULTI_DONE = multiheader_struct.pack(-1, True, -1)
+
+
+class WriteMulti(Transaction):
+    """kazoo's ``Transaction`` (the same request and answer; kazoo still unchroots the created
+    paths) with a serializer and parser made for what lock sets consist of — creates and
+    deletes, by the thousand — about five times cheaper than building them op by op."""
+
+    __slots__ = ()
+
+    def serialize(self) -> bytes:
+        pack = int_struct.pack
+        acls: dict[int, bytes] = {}
+        parts = []
+        for op in self.operations:
+            kind = type(op)
+            if kind is Create and op.path and op.data is not None:
+                acl = acls.get(id(op.acl))
+                if acl is None:
+                    acl = acls[id(op.acl)] = bytes(Create("", b"", op.acl, 0).serialize()[8:-4])
+                path = op.path.encode("utf-8")
+                parts.append(
+                    b"".join(
+                        (_CREATE_HEADER, pack(len(path)), path, pack(len(op.data)), op.data, acl)
+                    )
+                    + pack(op.flags)
+                )
+            elif kind is Delete and op.path:
+                path = op.path.encode("utf-8")
+                parts.append(b"".join((_DELETE_HEADER, pack(len(path)), path, pack(op.version))))
+            else:
+                parts.append(bytes(MultiHeader(op.type, False, -1).serialize() + op.serialize()))
+        parts.append(_MULTI_DONE)
+        return b"".join(parts)
+
+    @classmethod
+    def deserialize(cls, buf: bytes, offset: int) -> list:
+        header = multiheader_struct.unpack_from
+        size = multiheader_struct.size
+        number = int_struct.unpack_from
+        results: list = []
+        kind, done, _ = header(buf, offset)
+        offset += size
+        while done != 1:
+            if kind == Create.type:
+                length = number(buf, offset)[0]
+                offset += 4
+                results.append(buf[offset : offset + length].decode("utf-8"))
+                offset += length
+            elif kind == Delete.type:
+                results.append(True)
+            elif kind == -1:
+                results.append(EXCEPTIONS[number(buf, offset)[0]]())
+                offset += 4
+            else:  # pragma: no cover - we send only creates and deletes
+                raise ValueError(f"unexpected multi result type {kind}")
+            kind, done, _ = header(buf, offset)
+            offset += size
+        return results
 
 
 class OwnerRegistry:

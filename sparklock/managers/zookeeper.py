@@ -47,7 +47,7 @@ from kazoo.exceptions import (
     RuntimeInconsistency,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.serialization import Create, Delete, Transaction
+from kazoo.protocol.serialization import Create, Delete
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from ..config import LockSettings, SparkLockConfig
@@ -364,7 +364,7 @@ class ZooKeeperLockManager(LockManager):
             else:
                 requests.append(Delete(path, -1))
         async_result = client.handler.async_result()
-        client._call(Transaction(requests), async_result)  # results come back unchrooted
+        client._call(zkclient.WriteMulti(requests), async_result)  # results come unchrooted
         return async_result.get(timeout=self._op_timeout)
 
     def _path(self, obj: LockObject) -> str:
@@ -398,8 +398,8 @@ class ZooKeeperLockManager(LockManager):
                 continue
             with self._lock:
                 self._root_known = True
-                for path in involved:
-                    self._absent.pop(path, None)
+                for hint in [h for h in self._absent if tuple(h[1:].split("/")) in involved]:
+                    del self._absent[hint]  # it exists now
             nodes = []
             for i, (index, request) in enumerate(requests):
                 node = _Node(index, request, created[i], int(created[i][-10:]), stored, payload)
@@ -418,17 +418,21 @@ class ZooKeeperLockManager(LockManager):
         payload: bytes,
         ephemeral: bool,
         guess: bool = True,
-    ) -> tuple[list[tuple], set[str], set[str], bool]:
+    ) -> tuple[list[tuple], set[str], set[tuple[str, ...]], bool]:
         """Step 1 (which object nodes exist) and the ordered operations of step 2.
 
-        Returns the operations, the object nodes they create, every object node involved, and
-        whether step 1 was answered from what this process knows instead of a read: every
+        Returns the operations, the object nodes they create, every object node involved (as
+        path components), and whether step 1 was answered from what this process knows
+        instead of a read: every
         node either holds a lock of this process below it (it exists) or was deleted by us and
         not seen since (it is absent). The multi then verifies the guess (NodeExists / NoNode
         fail it atomically, and the caller redoes it with a read).
         """
         needed: set[tuple[str, ...]] = set()
         all_parts = [self._root_parts + request.obj.components for _, request in requests]
+        order: Sequence[int] = range(len(all_parts))
+        if any(all_parts[k] > all_parts[k + 1] for k in range(len(all_parts) - 1)):
+            order = sorted(order, key=all_parts.__getitem__)  # lock sets normally come sorted
         for parts in all_parts:
             for depth in range(len(parts), 0, -1):
                 prefix = parts[:depth]
@@ -448,20 +452,28 @@ class ZooKeeperLockManager(LockManager):
                     existing.update(container + (child,) for child in children)
                 elif not isinstance(children, NoNodeError):
                     raise children
-        entries: list[tuple] = []
+        # In lock-set order (parents sort before children): each request's missing object
+        # nodes, parents first, then its lock. So an object's lock comes before its child
+        # object nodes, and a fresh object's lock is its first child (sequence 0: nothing to
+        # check).
+        ops: list[tuple] = []
         fresh: set[str] = set()
-        for parts in needed - existing:
-            path = "/" + "/".join(parts)
-            fresh.add(path)
-            entries.append((parts, 0, ("create", path, b"", False, False), -1))
-        for i, ((_, request), parts) in enumerate(zip(requests, all_parts, strict=True)):
+        present = set(existing)
+        for i in order:
+            parts, request = all_parts[i], requests[i][1]
+            missing = []
+            depth = len(parts)
+            while depth > 0 and parts[:depth] not in present:
+                missing.append(parts[:depth])
+                depth -= 1
+            for prefix in reversed(missing):
+                present.add(prefix)
+                path = "/" + "/".join(prefix)
+                fresh.add(path)
+                ops.append((("create", path, b"", False, False), -1))
             path = "/" + "/".join(parts) + f"/{LOCK_PREFIX}{request.mode.value}-"
-            entries.append((parts, 1, ("create", path, payload, ephemeral, True), i))
-        # Parents before children; an object's lock before its child object nodes, so a fresh
-        # object's lock is its first child (sequence 0: nothing to check).
-        entries.sort(key=lambda e: (e[0], e[1]))
-        involved = {"/" + "/".join(parts) for parts in needed}
-        return [(e[2], e[3]) for e in entries], fresh, involved, guessed
+            ops.append((("create", path, payload, ephemeral, True), i))
+        return ops, fresh, needed, guessed
 
     def _known_existing(self, needed: Iterable[tuple[str, ...]]) -> set[tuple[str, ...]] | None:
         """Which of ``needed`` exist, if this process knows for every one of them; else None."""
