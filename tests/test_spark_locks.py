@@ -289,20 +289,6 @@ def test_concurrent_partition_inserts_do_not_fail_and_readers_go_on(spark):
     assert names(spark, "SHOW LOCKS") == []
 
 
-def test_concurrent_partition_inserts_without_locking_for_comparison(spark):
-    """Measured, not asserted: with sparklock disabled Spark may or may not fail."""
-    spark.sql("CREATE TABLE cw_off (v INT, p STRING) USING parquet PARTITIONED BY (p)")
-    failures, took = _concurrent_inserts(spark, "cw_off", **{"spark.sparklock.enabled": "false"})
-    spark.sql("REFRESH TABLE cw_off")
-    count = spark.sql("SELECT count(*) FROM cw_off").collect()[0][0]
-    print(
-        f"\nunlocked: {THREADS}x{INSERTS} concurrent partition inserts: {len(failures)} failures "
-        f"in {took:.1f} s; {count} rows of {THREADS * INSERTS} present"
-    )
-    for f in failures[:2]:
-        print("  e.g.", str(f).splitlines()[0][:200])
-
-
 # -- 3. waiting and conflicts --------------------------------------------------------------------
 def test_writer_waits_for_reader_and_completes_after_its_release(spark, observer):
     spark.sql("CREATE TABLE rw (v INT, p STRING) USING parquet PARTITIONED BY (p)")
