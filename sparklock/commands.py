@@ -113,6 +113,11 @@ RULES: tuple[CommandRule, ...] = (
         Target("tableDesc", X),
     ),
     _rule(
+        "SaveAsV1TableCommand",
+        "df.write.saveAsTable('t') (new table or overwrite)",
+        Target("tableDesc", X),
+    ),
+    _rule(
         "CreateTableLikeCommand",
         "CREATE TABLE t LIKE s",
         Target("targetTable", X),
@@ -175,19 +180,52 @@ RULES: tuple[CommandRule, ...] = (
     _rule("ShowCreateTableCommand", "SHOW CREATE TABLE t", Target("table", S)),
     _rule("ShowColumnsCommand", "SHOW COLUMNS IN t", Target("tableName", S)),
     _rule("ShowTablePropertiesCommand", "SHOW TBLPROPERTIES t", Target("table", S)),
-    # Delta Lake (io.delta.tables / delta-spark), by their analysed command classes
-    _rule("DeleteCommand", "DELETE FROM t (Delta)", Target("target", X)),
-    _rule("UpdateCommand", "UPDATE t (Delta)", Target("target", X)),
+    _rule("ShowTableProperties", "SHOW TBLPROPERTIES t (v2)", Target("table", S)),
+    _rule("ShowCreateTable", "SHOW CREATE TABLE t (v2)", Target("child", S)),
+    _rule("ShowCreateTableAsSerdeCommand", "SHOW CREATE TABLE t AS SERDE", Target("table", S)),
+    _rule("DescribeNamespace", "DESCRIBE DATABASE db", Target("namespace", S)),
+    _rule("ShowTablesCommand", "SHOW TABLE EXTENDED [IN db] LIKE ...", Target("databaseName", S)),
+    _rule("ShowViewsCommand", "SHOW VIEWS [IN db]", Target("databaseName", S)),
+    _rule(
+        "AlterViewSchemaBindingCommand", "ALTER VIEW v WITH SCHEMA BINDING|...", Target("name", X)
+    ),
+    # Delta Lake (delta-spark), by their analysed command classes; field names as in
+    # delta-io/delta (spark/src/main/scala/org/apache/spark/sql/delta/commands, io/delta/tables/
+    # execution). A catalog table and the path of its Delta log name the same table; a path-based
+    # table (delta.`/p`) is locked by path (the table owning it, else a path object).
+    _rule(
+        "DeleteCommand",
+        "DELETE FROM t (Delta)",
+        Target("catalogTable", X),
+        Target("target", X),
+        Target("deltaLog", X),
+    ),
+    _rule(
+        "UpdateCommand",
+        "UPDATE t (Delta)",
+        Target("catalogTable", X),
+        Target("target", X),
+        Target("tahoeFileIndex", X),
+    ),
     _rule(
         "MergeIntoCommand",
         "MERGE INTO t USING s (Delta)",
+        Target("catalogTable", X),
         Target("target", X),
+        Target("targetFileIndex", X),
         note="SHARED on the source",
     ),
     _rule("OptimizeTableCommand", "OPTIMIZE t (Delta)", Target("child", X)),
     _rule("VacuumTableCommand", "VACUUM t (Delta)", Target("child", X)),
-    _rule("RestoreTableCommand", "RESTORE TABLE t TO VERSION AS OF (Delta)", Target("target", X)),
-    _rule("WriteIntoDelta", "df.write.format('delta') (Delta)", Target("deltaLog", X)),
+    _rule(
+        "RestoreTableCommand", "RESTORE TABLE t TO VERSION AS OF (Delta)", Target("sourceTable", X)
+    ),
+    _rule(
+        "WriteIntoDelta",
+        "df.write.format('delta') (Delta)",
+        Target("catalogTableOpt", X),
+        Target("deltaLog", X),
+    ),
     _rule("DeleteFromTable", "DELETE FROM t (v2)", Target("table", X)),
     _rule("UpdateTable", "UPDATE t (v2)", Target("table", X)),
     _rule(

@@ -11,8 +11,9 @@ that leaves the object's own node (``/``, ``.``, ``..``) or that ZooKeeper rejec
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import hashlib
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property, lru_cache
@@ -114,6 +115,17 @@ class ObjectKind(str, Enum):
     FACET = "FACET"
 
 
+# Paths: files read or written by path with no catalog table owning them
+# (``spark.read.parquet("/x")``, ``df.write.parquet("/x")``) lock a table-level object of a
+# reserved pseudo-database. Its name has a "-", which neither Hive's metastore nor Spark's catalog
+# accept in a database name ([A-Za-z0-9_]+), so it can never be a real database and Hive never
+# locks it. The table component is the whole normalised path (``file:/tmp/x``), escaped like every
+# name (``/`` -> ``%2F``, ``:`` -> ``%3A``) and lower-cased like table names: two paths differing
+# only in case share one lock (more waiting, never a missed conflict). A path longer than a znode
+# component allows is named by its SHA-256 instead (``sha256-<hex>``).
+PATHS_DATABASE = "_sparklock-paths"
+_PATH_HASH_PREFIX = "sha256-"
+
 # Facets are sparklock-only child objects of a table. Their component starts with "_sparklock_"
 # and has no "=", so it can never collide with a partition ("k=v") and Hive ignores it.
 FACET_PREFIX = "_sparklock_"
@@ -174,6 +186,21 @@ class LockObject:
     ) -> LockObject:
         items = tuple(spec.items()) if isinstance(spec, Mapping) else tuple(spec)
         return cls(database, table, items)
+
+    @classmethod
+    def of_path(cls, path: str) -> LockObject:
+        """The lock object of a file path no catalog table owns (see ``PATHS_DATABASE``)."""
+        if not isinstance(path, str) or not path.strip("/"):
+            raise InvalidObjectError(f"a path lock needs a non-root path, got {path!r}")
+        norm = path.rstrip("/") if not path.endswith(":/") else path
+        if len(escape_path_name(norm.lower())) > MAX_COMPONENT_LENGTH // 2:
+            norm = _PATH_HASH_PREFIX + hashlib.sha256(norm.lower().encode("utf-8")).hexdigest()
+        return cls(PATHS_DATABASE, norm)
+
+    @property
+    def is_path(self) -> bool:
+        """Whether this is a path object (``of_path``); its ``table`` is the (lower-cased) path."""
+        return self.database == PATHS_DATABASE and self.table is not None and not self.partition
 
     @classmethod
     def table_writers(cls, database: str, table: str) -> LockObject:

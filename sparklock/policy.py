@@ -35,8 +35,32 @@ SPARK_CATALOG = "spark_catalog"
 Facts = Mapping[str, Any]
 
 
+def _owner(ref: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The catalog table owning a path reference (the JVM's ``ownerTable``), or None."""
+    owner = ref.get("ownerTable") if ref.get("kind") == "path" else None
+    return owner if owner and owner.get("table") else None
+
+
+def _path_object(ref: Mapping[str, Any], current_db: str) -> LockObject | None:
+    """A path reference: the table (or partition) owning it, else the path's own object."""
+    owner = _owner(ref)
+    if owner is not None:
+        table = LockObject.of_table(owner.get("database") or current_db, owner["table"])
+        spec = owner.get("partition") or {}
+        if spec:
+            return _partition(table, owner.get("partitionColumns") or list(spec), spec)
+        return table
+    path = ref.get("path")
+    return LockObject.of_path(str(path)) if path else None
+
+
 def _table_object(ref: Mapping[str, Any], current_db: str = "default") -> LockObject | None:
-    """The lock object of a table reference, or None for what the catalog cannot name."""
+    """The lock object of a table reference, or None for what the catalog cannot name.
+
+    Path references resolve to the catalog table (or partition) owning the path, else to a path
+    object (``LockObject.of_path``)."""
+    if ref.get("kind") == "path":
+        return _path_object(ref, current_db)
     if ref.get("kind", "table") != "table" or not ref.get("table"):
         return None
     if ref.get("isTemp"):
@@ -67,6 +91,8 @@ def read_requests(
     table = _table_object(ref, current_db)
     if table is None:
         return []
+    if table.kind is not ObjectKind.TABLE:  # a path inside a table's partition directory
+        return [LockRequest(table, S)]
     requests = [LockRequest(table, S)]
     partitions = ref.get("partitions")
     columns = ref.get("partitionColumns") or []
@@ -90,6 +116,13 @@ def write_requests(ref: Mapping[str, Any], current_db: str = "default") -> list[
     table = _table_object(ref, current_db)
     if table is None:
         return []
+    if ref.get("kind") == "path":
+        # A write by path: EXCLUSIVE on the path, or on the table (partition) owning it. The
+        # write's own partitioning is relative to the path, so it is not used to narrow further.
+        requests = [LockRequest(table, X)]
+        if _owner(ref) is not None and ref.get("fileBased", True):
+            requests.append(LockRequest(LockObject.table_writers(table.database, table.table), X))
+        return requests
     columns = ref.get("partitionColumns") or []
     static = ref.get("staticPartition") or {}
     target = table
@@ -120,7 +153,7 @@ def _field_object(ref: Mapping[str, Any], current_db: str) -> LockObject | None:
         if (ref.get("catalog") or SPARK_CATALOG) != SPARK_CATALOG:
             return None
         return LockObject.of_database(ref["database"])
-    if kind == "table":
+    if kind in ("table", "path"):
         return _table_object(ref, current_db)
     return None
 

@@ -42,6 +42,22 @@ def locks(command, *fields, reads=()):
 
 
 PT = {"partitionColumns": ["p"]}
+PATH_X = "_sparklock-paths@file%3A%2Fd%2Fx"
+
+
+def path(field, p, owner=None):
+    return {"name": field, "kind": "path", "path": f"file:{p}", "ownerTable": owner}
+
+
+def owned_path(field, table):
+    owner = {
+        "catalog": "spark_catalog",
+        "database": "default",
+        "table": table,
+        "partitionColumns": [],
+        "partition": {},
+    }
+    return path(field, f"/wh/{table}", owner)
 
 
 @pytest.mark.parametrize(
@@ -115,17 +131,53 @@ PT = {"partitionColumns": ["p"]}
         ("CreateNamespace", [db("name", "d3")], [("d3", "EXCLUSIVE")]),
         ("DropNamespace", [db("namespace", "d2")], [("d2", "EXCLUSIVE")]),
         ("SetNamespaceProperties", [db("namespace", "d2")], [("d2", "EXCLUSIVE")]),
-        ("DeleteCommand", [tref("t", "target")], [("default@t", "EXCLUSIVE")]),
-        ("UpdateCommand", [tref("t", "target")], [("default@t", "EXCLUSIVE")]),
-        ("MergeIntoCommand", [tref("t", "target")], [("default@t", "EXCLUSIVE")]),
+        # Delta, field names as in delta-io/delta: DeleteCommand(deltaLog, catalogTable, target,
+        # condition), UpdateCommand(tahoeFileIndex, catalogTable, target, ...),
+        # MergeIntoCommand(source, target, catalogTable, targetFileIndex, ...),
+        # OptimizeTableCommand(child, ...), VacuumTableCommand(child, ...),
+        # RestoreTableCommand(sourceTable: DeltaTableV2), WriteIntoDelta(deltaLog, ...,
+        # catalogTableOpt, ...); a DeltaLog / TahoeFileIndex is reported as its path, owned by t
+        (
+            "DeleteCommand",
+            [tref("t", "catalogTable"), tref("t", "target"), owned_path("deltaLog", "t")],
+            [("default@t", "EXCLUSIVE")],
+        ),
+        ("DeleteCommand", [path("deltaLog", "/d/x")], [(PATH_X, "EXCLUSIVE")]),
+        (
+            "UpdateCommand",
+            [tref("t", "catalogTable"), tref("t", "target"), owned_path("tahoeFileIndex", "t")],
+            [("default@t", "EXCLUSIVE")],
+        ),
+        ("UpdateCommand", [path("tahoeFileIndex", "/d/x")], [(PATH_X, "EXCLUSIVE")]),
+        (
+            "MergeIntoCommand",
+            [tref("t", "target"), tref("t", "catalogTable"), owned_path("targetFileIndex", "t")],
+            [("default@t", "EXCLUSIVE")],
+        ),
         ("OptimizeTableCommand", [tref("t", "child")], [("default@t", "EXCLUSIVE")]),
+        ("OptimizeTableCommand", [path("child", "/d/x")], [(PATH_X, "EXCLUSIVE")]),
         ("VacuumTableCommand", [tref("t", "child")], [("default@t", "EXCLUSIVE")]),
-        ("RestoreTableCommand", [tref("t", "target")], [("default@t", "EXCLUSIVE")]),
+        ("RestoreTableCommand", [tref("t", "sourceTable")], [("default@t", "EXCLUSIVE")]),
+        (
+            "WriteIntoDelta",
+            [tref("t", "catalogTableOpt"), owned_path("deltaLog", "t")],
+            [("default@t", "EXCLUSIVE")],
+        ),
+        ("WriteIntoDelta", [path("deltaLog", "/d/x")], [(PATH_X, "EXCLUSIVE")]),
+        ("ReplaceColumns", [tref("t", "table")], [("default@t", "EXCLUSIVE")]),
+        ("SaveAsV1TableCommand", [tref("n", "tableDesc")], [("default@n", "EXCLUSIVE")]),
+        ("ShowCreateTable", [tref("t", "child")], [("default@t", "SHARED")]),
+        ("ShowTableProperties", [tref("t", "table")], [("default@t", "SHARED")]),
+        ("DescribeNamespace", [db("namespace", "d2")], [("d2", "SHARED")]),
+        ("ShowTablesCommand", [db("databaseName", "d2")], [("d2", "SHARED")]),
+        ("DeleteFromTable", [tref("t", "table")], [("default@t", "EXCLUSIVE")]),
+        ("UpdateTable", [tref("t", "table")], [("default@t", "EXCLUSIVE")]),
+        ("MergeIntoTable", [tref("t", "targetTable")], [("default@t", "EXCLUSIVE")]),
         ("ShowTables", [db("namespace", "default")], []),
     ],
 )
 def test_command_rows(command, fields, expected):
-    got = [r for r in locks(command, *fields) if r[0] not in ("default", "cur")]
+    got = [r for r in locks(command, *fields) if r[0] not in ("default", "cur", "_sparklock-paths")]
     assert got == expected
 
 

@@ -249,6 +249,19 @@ public final class FactsExtractor {
         for (scala.collection.Iterator<?> it = p.subqueries().iterator(); it.hasNext(); ) {
           stack.add((LogicalPlan) it.next());
         }
+        if (p instanceof Command) {
+          // a command's plan-valued fields that are neither children nor inner children
+          // (SaveAsV1TableCommand.query, Delta's MERGE source/target): read too
+          for (scala.collection.Iterator<Object> it = p.productIterator(); it.hasNext(); ) {
+            Object o = it.next();
+            if (o instanceof scala.Option && ((scala.Option<?>) o).isDefined()) {
+              o = ((scala.Option<?>) o).get();
+            }
+            if (o instanceof LogicalPlan) {
+              stack.add((LogicalPlan) o);
+            }
+          }
+        }
       }
     }
 
@@ -413,6 +426,22 @@ public final class FactsExtractor {
         ref.put("fileBased", false);
         return ref;
       }
+      String cls = p.getClass().getSimpleName();
+      if (cls.equals("InsertIntoDataSourceDirCommand") || cls.equals("InsertIntoHiveDirCommand")) {
+        // INSERT OVERWRITE [LOCAL] DIRECTORY: a write to a path (its owner table, if any)
+        Object storage = invoke(p, "storage");
+        Object uri = storage == null ? null : invoke(storage, "locationUri");
+        if (!(uri instanceof scala.Option) || !((scala.Option<?>) uri).isDefined()) {
+          return null;
+        }
+        Map<String, Object> ref = pathRef(((scala.Option<?>) uri).get().toString());
+        ref.put("partitionColumns", List.of());
+        fillPartitioning(ref, List.of(), Map.of());
+        ref.put("overwrite", Boolean.TRUE.equals(invoke(p, "overwrite")));
+        ref.put("dynamicPartitionOverwrite", false);
+        ref.put("fileBased", true);
+        return ref;
+      }
       if (p instanceof AppendData) {
         return v2Write(((AppendData) p).table(), false, false);
       }
@@ -544,9 +573,12 @@ public final class FactsExtractor {
           CatalogTable t = ((V1Table) rt.table()).v1Table();
           fields.add(tableField(name, t.identifier(), t));
         } else {
-          Map<String, Object> f = v2Field(name, rt.catalog(), rt.identifier());
-          f.put("exists", true);
-          f.put("partitionColumns", identityColumns(rt.table()));
+          Map<String, Object> f = connectorTableField(name, rt.table());
+          if (f == null) {
+            f = v2Field(name, rt.catalog(), rt.identifier());
+            f.put("exists", true);
+            f.put("partitionColumns", identityColumns(rt.table()));
+          }
           fields.add(f);
         }
       } else if (v instanceof ResolvedIdentifier) {
@@ -569,6 +601,27 @@ public final class FactsExtractor {
         f.put("isView", true);
         f.put("isTemp", true);
         fields.add(f);
+      } else if (v instanceof V1Table) {
+        CatalogTable t = ((V1Table) v).v1Table();
+        fields.add(tableField(name, t.identifier(), t));
+      } else if (v instanceof Table) {
+        Map<String, Object> f = connectorTableField(name, (Table) v);
+        if (f != null) {
+          fields.add(f);
+        }
+      } else if (v instanceof org.apache.hadoop.fs.Path) {
+        fields.add(pathField(name, v.toString()));
+      } else if (v instanceof FileIndex) {
+        for (scala.collection.Iterator<org.apache.hadoop.fs.Path> it =
+                ((FileIndex) v).rootPaths().iterator();
+            it.hasNext(); ) {
+          fields.add(pathField(name, it.next().toString()));
+        }
+      } else if (v.getClass().getName().equals("org.apache.spark.sql.delta.DeltaLog")) {
+        Object dataPath = invoke(v, "dataPath");
+        if (dataPath != null) {
+          fields.add(pathField(name, dataPath.toString()));
+        }
       } else if (v instanceof ResolvedNamespace) {
         ResolvedNamespace ns = (ResolvedNamespace) v;
         fields.add(databaseField(name, ns.catalog().name(), join(ns.namespace())));
@@ -635,6 +688,13 @@ public final class FactsExtractor {
       if (p instanceof LogicalRelation && ((LogicalRelation) p).catalogTable().isDefined()) {
         CatalogTable t = ((LogicalRelation) p).catalogTable().get();
         return tableField(name, t.identifier(), t);
+      }
+      if (p instanceof LogicalRelation
+          && ((LogicalRelation) p).relation() instanceof HadoopFsRelation) {
+        // a path-based table (Delta's delta.`/path`): its first root path
+        scala.collection.Seq<org.apache.hadoop.fs.Path> roots =
+            ((HadoopFsRelation) ((LogicalRelation) p).relation()).location().rootPaths();
+        return roots.isEmpty() ? null : pathField(name, roots.head().toString());
       }
       if (p instanceof HiveTableRelation) {
         CatalogTable t = ((HiveTableRelation) p).tableMeta();
@@ -812,6 +872,19 @@ public final class FactsExtractor {
       if (r.table() instanceof V1Table) {
         return tableRef(((V1Table) r.table()).v1Table(), false);
       }
+      if (r.catalog().isEmpty()) {
+        // no catalog names it: a file table read/written by path (v2 file sources) is its
+        // path; anything else (noop, console, memory) is no lockable object
+        Object paths = isFileTable(r.table()) ? invoke(r.table(), "paths") : null;
+        if (paths instanceof scala.collection.Iterable
+            && ((scala.collection.Iterable<?>) paths).nonEmpty()) {
+          return pathRef(String.valueOf(((scala.collection.Iterable<?>) paths).head()));
+        }
+        Map<String, Object> ref = new LinkedHashMap<>();
+        ref.put("kind", "connector");
+        ref.put("name", r.table().name());
+        return ref;
+      }
       Map<String, Object> ref = new LinkedHashMap<>();
       ref.put("kind", "table");
       ref.put("catalog", r.catalog().isDefined() ? r.catalog().get().name() : null);
@@ -846,14 +919,150 @@ public final class FactsExtractor {
 
     Map<String, Object> pathRef(String path) {
       Map<String, Object> ref = new LinkedHashMap<>();
+      path = qualify(path);
       ref.put("kind", "path");
       ref.put("path", path);
+      ref.put("ownerTable", ownerOf(path));
       return ref;
+    }
+
+    /** A path with its file system's scheme and authority (a bare /x as file:/x), normalised. */
+    String qualify(String path) {
+      try {
+        org.apache.hadoop.fs.Path p = new org.apache.hadoop.fs.Path(path);
+        if (p.toUri().getScheme() == null && session != null) {
+          p = p.getFileSystem(session.sessionState().newHadoopConf()).makeQualified(p);
+        }
+        return normalizePath(p.toString());
+      } catch (Exception e) {
+        return normalizePath(path);
+      }
+    }
+
+    /** Session-catalog tables with a location, loaded once per statement (only for paths). */
+    List<CatalogTable> located;
+
+    /**
+     * The catalog table whose location is the path or contains it, or null: {"catalog",
+     * "database", "table", "partitionColumns", "partition"} where "partition" is the leading
+     * partition spec named by the path's {@code col=value} directories below the table root
+     * ({} for the table itself). The deepest location wins.
+     */
+    Map<String, Object> ownerOf(String path) {
+      if (catalog == null || path == null) {
+        return null;
+      }
+      String norm = normalizePath(path);
+      if (located == null) {
+        located = new ArrayList<>();
+        for (scala.collection.Iterator<String> dbs = catalog.listDatabases().iterator();
+            dbs.hasNext(); ) {
+          String db = dbs.next();
+          try {
+            scala.collection.Seq<TableIdentifier> ids = catalog.listTables(db);
+            List<TableIdentifier> persistent = new ArrayList<>();
+            for (scala.collection.Iterator<TableIdentifier> it = ids.iterator(); it.hasNext(); ) {
+              TableIdentifier id = it.next();
+              if (id.database().isDefined()) {
+                persistent.add(id);
+              }
+            }
+            scala.collection.Iterator<CatalogTable> ts =
+                catalog
+                    .getTablesByName(
+                        scala.jdk.javaapi.CollectionConverters.asScala(persistent).toSeq())
+                    .iterator();
+            while (ts.hasNext()) {
+              CatalogTable t = ts.next();
+              if (t.storage().locationUri().isDefined()
+                  && t.tableType() != CatalogTableType.VIEW()) {
+                located.add(t);
+              }
+            }
+          } catch (Exception e) {
+            // a database that cannot be listed owns nothing we can name: the path lock stays
+          }
+        }
+      }
+      CatalogTable best = null;
+      String bestLoc = null;
+      for (CatalogTable t : located) {
+        String loc = normalizePath(t.storage().locationUri().get().toString());
+        if ((norm.equals(loc) || norm.startsWith(loc.endsWith("/") ? loc : loc + "/"))
+            && (bestLoc == null || loc.length() > bestLoc.length())) {
+          best = t;
+          bestLoc = loc;
+        }
+      }
+      if (best == null) {
+        return null;
+      }
+      Map<String, Object> owner = new LinkedHashMap<>();
+      owner.put("catalog", SESSION_CATALOG);
+      owner.put("database", best.identifier().database().isDefined()
+          ? best.identifier().database().get() : currentDatabase());
+      owner.put("table", best.identifier().table());
+      List<String> cols = seq(best.partitionColumnNames());
+      owner.put("partitionColumns", cols);
+      Map<String, Object> spec = new LinkedHashMap<>();
+      String rest = norm.length() > bestLoc.length() ? norm.substring(bestLoc.length()) : "";
+      int i = 0;
+      for (String seg : rest.split("/")) {
+        if (seg.isEmpty()) {
+          continue;
+        }
+        int eq = seg.indexOf('=');
+        if (i >= cols.size() || eq < 0) {
+          break;
+        }
+        String k = org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName(
+            seg.substring(0, eq));
+        if (!k.equalsIgnoreCase(cols.get(i))) {
+          break;
+        }
+        String v = org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName(
+            seg.substring(eq + 1));
+        spec.put(cols.get(i), org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+            .DEFAULT_PARTITION_NAME().equals(v) ? null : v);
+        i++;
+      }
+      owner.put("partition", spec);
+      return owner;
+    }
+
+    /** A path-valued field (a DeltaLog's data path, a file index root), owner resolved. */
+    Map<String, Object> pathField(String name, String path) {
+      Map<String, Object> f = pathRef(path);
+      Map<String, Object> out = new LinkedHashMap<>();
+      out.put("name", name);
+      out.putAll(f);
+      return out;
+    }
+
+    /**
+     * A connector table value that is no V1Table (Delta's DeltaTableV2 in ResolvedTable or
+     * RestoreTableCommand.sourceTable): its catalogTable when it has one, else its path.
+     */
+    Map<String, Object> connectorTableField(String name, Table t) {
+      Object ct = invoke(t, "catalogTable");
+      if (ct instanceof scala.Option && ((scala.Option<?>) ct).isDefined()
+          && ((scala.Option<?>) ct).get() instanceof CatalogTable) {
+        CatalogTable c = (CatalogTable) ((scala.Option<?>) ct).get();
+        return tableField(name, c.identifier(), c);
+      }
+      Object path = invoke(t, "path");
+      if (path instanceof org.apache.hadoop.fs.Path) {
+        return pathField(name, path.toString());
+      }
+      return null;
     }
 
     String key(Map<String, Object> ref) {
       if ("path".equals(ref.get("kind"))) {
         return "path:" + ref.get("path");
+      }
+      if ("connector".equals(ref.get("kind"))) {
+        return "connector:" + ref.get("name");
       }
       return ("table:" + ref.get("catalog") + "." + ref.get("database") + "." + ref.get("table")
               + (Boolean.TRUE.equals(ref.get("isTemp")) ? ":temp" : ""))
@@ -878,6 +1087,29 @@ public final class FactsExtractor {
   }
 
   // ====================================================================== helpers
+
+  /** A no-argument method's result by reflection, or null. */
+  static Object invoke(Object target, String method) {
+    try {
+      return target.getClass().getMethod(method).invoke(target);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** A path as Hadoop prints it, without a trailing slash (file:///x and file:/x/ -> file:/x). */
+  static String normalizePath(String path) {
+    String s;
+    try {
+      s = new org.apache.hadoop.fs.Path(path).toString();
+    } catch (RuntimeException e) {
+      s = path;
+    }
+    while (s.length() > 1 && s.endsWith("/") && !s.endsWith(":/") && !s.endsWith("//")) {
+      s = s.substring(0, s.length() - 1);
+    }
+    return s;
+  }
 
   static String providerOf(CatalogTable t) {
     return t.provider().isDefined() ? t.provider().get() : null;
