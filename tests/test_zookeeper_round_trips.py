@@ -195,3 +195,33 @@ def test_write_multi_speaks_kazoos_transaction():
         return [type(r).__name__ if isinstance(r, Exception) else r for r in results]
 
     assert shown(WriteMulti.deserialize(answer, 0)) == shown(Transaction.deserialize(answer, 0))
+
+
+def test_threads_of_one_process_do_not_delete_nodes_under_each_other(server, manager, other, ns):
+    """Threads on their own tables share the database node: a release must not delete it while
+    another thread is about to lock below it (they would re-create it against each other)."""
+    import threading
+
+    threads, cycles = 16, 25
+    errors: list[BaseException] = []
+    start = threading.Barrier(threads)
+
+    def work(t: int) -> None:
+        obj = LockObject.of_partition("default", f"d{t}", {"p": "1"})
+        start.wait()
+        try:
+            for _ in range(cycles):
+                take(manager, obj, mode=S, owner=f"t{t}").release()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    before = packets(server)
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    per_cycle = (packets(server) - before) / (threads * cycles)
+    assert not errors
+    assert tree(other, "/" + ns) == []
+    assert per_cycle < 6, f"{per_cycle:.1f} requests per lock+unlock cycle"

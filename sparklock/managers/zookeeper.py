@@ -381,6 +381,21 @@ class ZooKeeperLockManager(LockManager):
         owner: str,
     ) -> list[_Node]:
         """Create one lock node per request, and the missing object nodes, in one multi."""
+        using: set[str] = set()  # every object node the set needs, announced to releases
+        for _, request in requests:
+            path = self._path(request.obj)
+            while len(path) > len(self.root) and path not in using:
+                using.add(path)
+                path = path.rpartition("/")[0]
+        self._owners.hold(using)
+        try:
+            return self._create_held(requests, data, owner)
+        finally:
+            self._owners.unhold(using)
+
+    def _create_held(
+        self, requests: Sequence[tuple[int, LockRequest]], data: LockData, owner: str
+    ) -> list[_Node]:
         ephemeral = data.lock_type is LockType.IMPLICIT
         guess = True
         for _ in range(MAX_TREE_RACES):
@@ -606,7 +621,11 @@ class ZooKeeperLockManager(LockManager):
 
     # -- removal ------------------------------------------------------------------------------
     def _remove(
-        self, paths: Sequence[str], tries: int, fresh: Collection[str] | None = None
+        self,
+        paths: Sequence[str],
+        tries: int,
+        fresh: Collection[str] | None = None,
+        kept: list[str] | None = None,
     ) -> tuple[list[str], BaseException | None]:
         """Delete lock nodes and the object nodes they leave empty (Hive deletes those too).
 
@@ -618,7 +637,8 @@ class ZooKeeperLockManager(LockManager):
         the lock nodes and, deepest first, every object node that only holds what we delete.
         If anything changed in between (the multi fails), fall back to deleting the lock nodes
         alone (retried up to ``tries`` times) and cleaning up separately. Returns what could not
-        be deleted and the last error.
+        be deleted and the last error; ``kept`` receives the object nodes left in place because
+        another lock or acquisition of this process uses them (see ``_forget``).
         """
         paths = list(dict.fromkeys(paths))
         if not paths:
@@ -626,12 +646,16 @@ class ZooKeeperLockManager(LockManager):
         objects = list(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths))
         ops = [("delete", p) for p in paths]
         if self._shared.connected and sum(64 + len(p) for p in paths + objects) <= MULTI_BYTES:
-            predicted = self._predict_empty(paths, objects, fresh) if fresh else None
+            mine = _counts_below(paths)
+            predicted = self._predict_empty(objects, fresh, mine) if fresh else None
             if predicted is not None:
                 try:
                     more = [("delete", o) for o in predicted]
+                    left = self._kept(objects, predicted, mine)
                     if _multi_failure(self._commit(ops + more, "releasing locks")) is None:
                         self._note_absent(predicted)
+                        if kept is not None:
+                            kept.extend(left)
                         return [], None
                 except (*TRANSIENT_ERRORS, KazooException, LockManagerUnavailableError) as exc:
                     log.debug("sparklock: unread release failed (%r); reading first", exc)
@@ -639,8 +663,11 @@ class ZooKeeperLockManager(LockManager):
                 listing = self._read([(CHILDREN, o) for o in objects], "releasing locks")
                 empty = self._empty_after(paths, objects, listing)
                 ops += [("delete", o) for o in empty]
+                left = self._kept(objects, empty, mine)
                 if _multi_failure(self._commit(ops, "releasing locks")) is None:
                     self._note_absent(empty)
+                    if kept is not None:
+                        kept.extend(left)
                     return [], None
             except (*TRANSIENT_ERRORS, KazooException, LockManagerUnavailableError) as exc:
                 log.debug("sparklock: one-multi release failed (%r); deleting step by step", exc)
@@ -649,21 +676,43 @@ class ZooKeeperLockManager(LockManager):
         self._cleanup_objects(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths if p in gone))
         return failed, err
 
+    def _kept(
+        self, objects: Sequence[str], deleted: Sequence[str], mine: dict[str, int]
+    ) -> list[str]:
+        """The object nodes left in place (as decided now) while this process still uses them."""
+        gone = set(deleted)
+        return [
+            obj
+            for obj in objects
+            if obj not in gone and self._owners.local_busy(obj) > mine.get(obj, 0)
+        ]
+
+    def _forget(self, paths: Iterable[str], kept: Sequence[str] = ()) -> None:
+        """Forget our deleted lock nodes; clean up the object nodes ``_remove`` kept for other
+        locks of this process that have all gone meanwhile.
+
+        Two threads releasing under one node at once each see the other's lock and keep the
+        node; the one whose forget leaves the node unused by this process (counted atomically)
+        deletes it if it is empty now, as Hive's unlock deletes a node found empty after its
+        own delete. No request unless that happens.
+        """
+        unused = self._owners.forget(paths)
+        left = [obj for obj in kept if obj in unused]
+        if left:
+            self._cleanup_objects(left)
+
     def _predict_empty(
-        self, paths: Sequence[str], objects: Sequence[str], fresh: Collection[str]
+        self, objects: Sequence[str], fresh: Collection[str], mine: dict[str, int]
     ) -> list[str] | None:
         """The object nodes (deepest first) to delete with ``paths`` without reading, or None
-        when one of them is neither fresh nor kept by another lock of this process."""
-        mine: dict[str, int] = {}
-        for p in paths:
-            for obj in zkclient._object_paths(p):
-                mine[obj] = mine.get(obj, 0) + 1
+        when one of them is neither fresh nor kept by another lock of this process. ``mine``:
+        how many of the lock nodes being deleted are at or below each object node."""
         out = []
         for obj in sorted(objects, key=lambda o: (-o.count("/"), o)):
             if len(self._components(obj)) < 1:
                 continue  # never the namespace root
-            if self._owners.local_count(obj) > mine.get(obj, 0):
-                continue  # another lock of this process is at or below it: not empty
+            if self._owners.local_busy(obj) > mine.get(obj, 0):
+                continue  # another lock or acquisition of this process is at or below it
             if obj not in fresh:
                 return None  # it existed before us: what else is below it needs a read
             out.append(obj)
@@ -684,6 +733,8 @@ class ZooKeeperLockManager(LockManager):
             children = children_of.get(obj)
             if not isinstance(children, list) or len(self._components(obj)) < 1:
                 continue
+            if self._owners.held_count(obj):
+                continue  # another thread of this process is about to lock below it
             mine = ours.get(obj, set())
             if all(c in mine or f"{obj}/{c}" in deleting for c in children):
                 deleting.add(obj)
@@ -792,8 +843,9 @@ class ZooKeeperLockManager(LockManager):
         paths = list(paths)
         if not paths:
             return
-        failed, err = self._remove(paths, max(1, self.settings.unlock_num_retries), fresh)
-        self._owners.forget(p for p in paths if p not in failed)
+        kept: list[str] = []
+        failed, err = self._remove(paths, max(1, self.settings.unlock_num_retries), fresh, kept)
+        self._forget((p for p in paths if p not in failed), kept)
         if failed:
             log.error(
                 "sparklock: could not remove %d lock node(s) of a failed acquisition (%r): %s; "
@@ -1053,7 +1105,8 @@ class ZooKeeperLockManager(LockManager):
                     pass  # cannot check: try to delete them all (and report what fails)
             # object nodes the acquisition created (explicit locks, kept for long, always read)
             fresh = set(held.handles) if held.lock_type is LockType.IMPLICIT else None
-            failed, err = self._remove(paths, self.settings.unlock_num_retries, fresh)
+            kept: list[str] = []
+            failed, err = self._remove(paths, self.settings.unlock_num_retries, fresh, kept)
             if failed:
                 if live is not None:
                     with self._lock:
@@ -1064,7 +1117,7 @@ class ZooKeeperLockManager(LockManager):
                     f"attempt(s) ({type(err).__name__ if err else 'error'}: {err}): "
                     + ", ".join(failed)
                 )
-            self._owners.forget(i.lock_id for i in held.locks)
+            self._forget((i.lock_id for i in held.locks), kept)
             held.released = True
             self._sweep_orphans()
 
@@ -1192,6 +1245,15 @@ class ZooKeeperLockManager(LockManager):
         failed, _ = self._remove(paths, self.settings.unlock_num_retries)
         self._owners.forget(p for p in paths if p not in failed)
         return failed
+
+
+def _counts_below(paths: Iterable[str]) -> dict[str, int]:
+    """Per object node, how many of the lock nodes ``paths`` are at or below it."""
+    counts: dict[str, int] = {}
+    for p in paths:
+        for obj in zkclient._object_paths(p):
+            counts[obj] = counts.get(obj, 0) + 1
+    return counts
 
 
 def _chunks(ops: Sequence[tuple]) -> Iterator[list[tuple]]:
