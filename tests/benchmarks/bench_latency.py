@@ -41,7 +41,7 @@ from .common import (
 SIZES = (1, 10, 100, 1000)
 ROUNDS = {1: 30, 10: 20, 100: 10, 1000: 5}
 QUICK_ROUNDS = {1: 10, 10: 5, 100: 3, 1000: 2}
-WARMUP = 3
+WARMUP = 1  # untimed rounds per N (both sides warmed up before: 3 s of lock/unlock cycles)
 ESCALATION = Escalation(partitions=100, reads=True)
 
 

@@ -29,9 +29,9 @@ STATEMENTS = {
         "INSERT OVERWRITE TABLE dst PARTITION (ds = 'x') SELECT id, v FROM src WHERE ds = 'd03'"
     ),
 }
-ROUNDS = {"SELECT 1": 60, "pruned SELECT (1 of 24 partitions)": 40, "partitioned INSERT": 40}
+ROUNDS = {"SELECT 1": 40, "pruned SELECT (1 of 24 partitions)": 30, "partitioned INSERT": 30}
 QUICK_ROUNDS = {"SELECT 1": 15, "pruned SELECT (1 of 24 partitions)": 10, "partitioned INSERT": 6}
-WARMUP = 15  # rounds (of all three modes) before timing: Spark's JIT settles slowly
+WARMUP = 10  # rounds (of all three modes) before timing: Spark's JIT settles slowly
 MODES = ("unlocked", "embedded", "zookeeper")
 
 
