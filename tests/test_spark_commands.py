@@ -351,8 +351,7 @@ def test_paths_no_table_owns_lock_a_path_object(spark, tmp_path):
 
 # -- every action locks -------------------------------------------------------------------------
 def _to_pandas(df):
-    pytest.importorskip("pandas")
-    return df.toPandas()
+    return df.toPandas()  # pandas comes with the dev extra
 
 
 ACTIONS = {
