@@ -4,12 +4,17 @@ Every method takes and returns JSON text (jvm-shim/BRIDGE.md) and never raises i
 :class:`~sparklock.errors.SparkLockError` becomes ``{"ok": false, "error": str(e)}`` (the JVM
 throws it verbatim, so the text starts with its code), anything else becomes ``ok: false`` with
 a ``LOCK_SERVICE_ERROR`` text and is logged with its traceback.
+
+It also connects Spark's cancellation to the lock service (see :func:`install_cancel_hooks` and
+:func:`fence_jobs`): a statement still *waiting* for its locks has no Spark job yet, so Spark's own
+cancel cannot reach it; and a statement whose locks are *lost* must have its jobs cancelled.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import json
 import logging
 import threading
@@ -40,6 +45,8 @@ class PyLockCallback:
     def __init__(self) -> None:
         self._record_lock = threading.Lock()
         self._recorders: list[collections.deque] = []
+        install_cancel_hooks()
+        _service().add_fencer(fence_jobs)
 
     # -- LockCallback ---------------------------------------------------------------------------
     def acquire(self, facts_json: str) -> str:
@@ -82,14 +89,24 @@ class PyLockCallback:
         except BaseException as e:  # noqa: BLE001 - never let an exception cross into the JVM
             if isinstance(e, (SystemExit, GeneratorExit)):
                 raise
+            if isinstance(e, KeyboardInterrupt):
+                # Ctrl-C while a statement waits for its locks. With PySpark's pinned threads the
+                # JVM runs this callback on the Python thread that called the action, so the
+                # SIGINT handler (cancelAllJobs, then KeyboardInterrupt) fires in here: the
+                # manager has dropped the place in line; the statement fails with this text.
+                log.warning("sparklock: %s interrupted (KeyboardInterrupt)", method)
+                return _dumps(
+                    {
+                        "ok": False,
+                        "error": f"LOCK_WAIT_CANCELLED: interrupted (KeyboardInterrupt) in "
+                        f"{method}; the statement holds no locks",
+                    }
+                )
             log.exception("sparklock: the lock service failed in %s", method)
-            kind = (
-                "LOCK_WAIT_CANCELLED" if isinstance(e, KeyboardInterrupt) else "LOCK_SERVICE_ERROR"
-            )
             return _dumps(
                 {
                     "ok": False,
-                    "error": f"{kind}: the Python lock service failed in {method}: "
+                    "error": f"LOCK_SERVICE_ERROR: the Python lock service failed in {method}: "
                     f"{type(e).__name__}: {e}",
                 }
             )
@@ -111,3 +128,133 @@ class PyLockCallback:
         finally:
             with self._record_lock:
                 self._recorders.remove(buf)
+
+
+# -- cancellation and fencing ---------------------------------------------------------------------
+_hooks_lock = threading.Lock()
+_hooks_installed = False
+
+
+def fence_jobs(handle: str, reason: str) -> None:
+    """A handle's locks are lost: cancel the Spark jobs its statement runs (tagged by the JVM with
+    ``fence_tag(handle)`` while it holds them). The statement then fails; its release reports
+    ``LOCKS_LOST`` whatever else happened (a driver-side commit cannot be cancelled)."""
+    from pyspark import SparkContext
+
+    from ..service import fence_tag
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return
+    sc._jsc.sc().cancelJobsWithTag(fence_tag(handle), f"LOCKS_LOST: {reason}")
+
+
+def _off_main_thread(fn, *args, **kwargs):
+    """Run ``fn`` on a helper thread and wait for it.
+
+    PySpark's SIGINT handler calls ``cancelAllJobs()`` on the main thread *while* that thread is
+    inside a py4j call (``collect()``). With pinned threads (the default) the cancel would go out
+    on the same py4j connection, which is mid-read: py4j fails it ("reentrant call inside
+    BufferedReader"), so Ctrl-C cancels nothing and the query runs on, holding its locks. A helper
+    thread has a connection of its own.
+    """
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["result"] = fn(*args, **kwargs)
+        except BaseException as e:  # noqa: BLE001 - handed back to the caller
+            box["error"] = e
+
+    helper = threading.Thread(target=run, name="sparklock-cancel", daemon=True)
+    helper.start()
+    helper.join()
+    if "error" in box:
+        raise box["error"]
+    return box.get("result")
+
+
+def _wrap(cls: type, name: str, cancel) -> None:
+    original = getattr(cls, name, None)
+    if original is None or getattr(original, "_sparklock_wrapped", False):
+        return
+
+    @functools.wraps(original)
+    def wrapper(self, *args, **kwargs):
+        try:
+            cancel(self, *args, **kwargs)
+        except Exception:  # never let the lock service stop a cancellation
+            log.exception("sparklock: ending lock waits in %s.%s failed", cls.__name__, name)
+        if threading.current_thread() is threading.main_thread():
+            return _off_main_thread(original, self, *args, **kwargs)
+        return original(self, *args, **kwargs)
+
+    wrapper._sparklock_wrapped = True  # type: ignore[attr-defined]
+    wrapper._sparklock_original = original  # type: ignore[attr-defined]
+    setattr(cls, name, wrapper)
+
+
+def install_cancel_hooks() -> None:
+    """Make PySpark's cancellations also end the matching lock *waits* (idempotent).
+
+    A statement blocked in ``acquire`` runs no job yet: Spark's ``cancelJobGroup`` etc. find
+    nothing to cancel, and the JVM action thread sits inside this Python callback. So the Python
+    entry points are wrapped to call ``LockService.cancel_waits`` first, matched by the facts'
+    ``jobGroup``/``jobTags``/``session``:
+
+    ========================================  ======================================
+    ``SparkContext.cancelAllJobs()``          every wait (also Ctrl-C: PySpark's SIGINT handler
+                                              calls it)
+    ``SparkContext.cancelJobGroup(g)``        waits whose thread's job group is ``g``
+    ``SparkContext.cancelJobsWithTag(t)``     waits whose thread has job tag ``t``
+    ``SparkSession.interruptAll()``           waits of that session
+    ========================================  ======================================
+
+    Cancellations issued from JVM code (Scala, the Spark UI's kill link) do not pass here: such a
+    wait ends at its budget (``LOCK_CONFLICT``), holding nothing.
+
+    Called on the main thread, the original runs on a helper thread (see
+    :func:`_off_main_thread`): that is what makes Ctrl-C during ``collect()`` cancel the jobs at all
+    with PySpark's pinned threads.
+    """
+    global _hooks_installed
+    with _hooks_lock:
+        if _hooks_installed:
+            return
+        from pyspark import SparkContext
+
+        svc = _service
+
+        _wrap(
+            SparkContext,
+            "cancelAllJobs",
+            lambda self: svc().cancel_waits(reason="SparkContext.cancelAllJobs()"),
+        )
+        _wrap(
+            SparkContext,
+            "cancelJobGroup",
+            lambda self, group, *a, **k: svc().cancel_waits(
+                group=group, reason=f"SparkContext.cancelJobGroup({group!r})"
+            ),
+        )
+        _wrap(
+            SparkContext,
+            "cancelJobsWithTag",
+            lambda self, tag, *a, **k: svc().cancel_waits(
+                tag=tag, reason=f"SparkContext.cancelJobsWithTag({tag!r})"
+            ),
+        )
+        try:
+            from pyspark.sql.session import SparkSession
+        except ImportError:  # pragma: no cover
+            SparkSession = None  # noqa: N806
+        if SparkSession is not None:
+            _wrap(
+                SparkSession,
+                "interruptAll",
+                lambda self: svc().cancel_waits(
+                    session=str(self._jsparkSession.sessionUUID()),
+                    reason="SparkSession.interruptAll()",
+                ),
+            )
+        _hooks_installed = True

@@ -4,6 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.apache.spark.SparkContext;
@@ -32,13 +36,24 @@ import org.slf4j.LoggerFactory;
  *       already hold on this JVM, so the service can treat them as one owner (a statement must
  *       never wait for its own locks). Skipping them instead would leave the write unprotected
  *       when the outer facts are coarser than the inner ones.
- *   <li><b>Release is synchronous</b> on the action's thread, in {@code finally}, before
- *       {@code collect()} / {@code spark.sql()} returns. The query-end listener only releases
+ *   <li><b>Release is synchronous</b>: the action's thread waits for it, in {@code finally},
+ *       before {@code collect()} / {@code spark.sql()} returns (the call into Python itself is
+ *       made from a {@code sparklock-release} thread, see {@link #releaseOffThread}) -- whatever the body throws: a failed or
+ *       cancelled job surfaces as Scala's {@code SparkException}, a <i>checked</i> exception Java
+ *       code does not see declared, so every catch here is {@code Throwable}. The query-end listener only releases
  *       what is still open (RDD paths, failures between acquire and run): idempotent safety net.
  *   <li><b>RDD paths</b> ({@code doExecute}: toLocalIterator, Arrow toPandas, foreach) have no
  *       synchronous end: with an execution id the locks are held until the listener sees the
  *       execution end; without one ({@code df.rdd}) the locks are only checked (acquired and
  *       released at once) because nothing would ever release them.
+ *   <li><b>Fencing.</b> While a synchronous action holds its locks, its thread carries the job tag
+ *       {@link #fenceTag} of the handle, so every job it starts does too. If the locks are lost
+ *       (ZooKeeper session expired) Python cancels the jobs with that tag at once, and the release
+ *       answers {@code LOCKS_LOST}: that error, not the job cancellation, is what the action
+ *       throws, and an action whose jobs had already finished fails with it as well.
+ *   <li><b>Cancellable waits.</b> The facts carry the thread's job group ({@code jobGroup}) and
+ *       job tags ({@code jobTags}) so that a cancellation of them can end a wait in Python (a
+ *       waiting statement has no job Spark could cancel).
  * </ul>
  */
 public final class LockGuard {
@@ -96,7 +111,7 @@ public final class LockGuard {
       // No SQL execution (an internal caller): lock around the call itself.
       Held held = new Held(null, null);
       held.handle = acquire(facts(c, node, held));
-      return runThenRelease(held, body);
+      return runThenRelease(node.sparkContext(), held, body);
     }
     Held held = new Held(c.executionId, c.rootExecutionId);
     if (HELD.putIfAbsent(c.executionId, held) != null) {
@@ -104,31 +119,64 @@ public final class LockGuard {
     }
     try {
       held.handle = acquire(facts(c, node, held));
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       HELD.remove(c.executionId, held);
       throw e;
     }
     try {
-      return runThenRelease(held, body);
+      return runThenRelease(node.sparkContext(), held, body);
     } finally {
       HELD.remove(c.executionId, held);
     }
   }
 
-  private static <T> T runThenRelease(Held held, Supplier<T> body) {
+  /** The job tag of the jobs run while {@code handle} holds (Python: service.fence_tag). */
+  static String fenceTag(String handle) {
+    return "sparklock-" + handle.replace(',', '_');
+  }
+
+  private static <T> T runThenRelease(SparkContext sc, Held held, Supplier<T> body) {
+    String tag = held.handle == null || held.handle.isEmpty() ? null : fenceTag(held.handle);
+    if (tag != null) {
+      sc.addJobTag(tag);
+    }
     T result;
     try {
       result = body.get();
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
+      removeTag(sc, tag);
       try {
         release(held);
+      } catch (SparkLockException releaseFailure) {
+        if (isLocksLost(releaseFailure)) {
+          // The jobs were cancelled because the locks were lost: that is the real failure.
+          releaseFailure.addSuppressed(e);
+          throw releaseFailure;
+        }
+        e.addSuppressed(releaseFailure);
       } catch (RuntimeException releaseFailure) {
         e.addSuppressed(releaseFailure);
       }
       throw e;
     }
-    release(held); // an UNLOCK_FAILED here fails the action: the caller must know
+    removeTag(sc, tag);
+    release(held); // UNLOCK_FAILED / LOCKS_LOST here fail the action: the caller must know
     return result;
+  }
+
+  private static void removeTag(SparkContext sc, String tag) {
+    if (tag != null) {
+      try {
+        sc.removeJobTag(tag);
+      } catch (RuntimeException e) {
+        LOG.debug("sparklock: removing job tag {} failed: {}", tag, e.toString());
+      }
+    }
+  }
+
+  private static boolean isLocksLost(SparkLockException e) {
+    String m = e.getMessage();
+    return m != null && m.startsWith("LOCKS_LOST");
   }
 
   /** RDD paths: acquire now, release when the execution ends (or at once without one). */
@@ -149,7 +197,7 @@ public final class LockGuard {
     }
     try {
       held.handle = acquire(facts(c, node, held));
-    } catch (RuntimeException | Error e) {
+    } catch (Throwable e) {
       HELD.remove(c.executionId, held);
       throw e;
     }
@@ -175,7 +223,54 @@ public final class LockGuard {
       return;
     }
     if (held.released.compareAndSet(false, true)) {
-      SparkLockBridge.release(held.handle);
+      releaseOffThread(held.handle);
+    }
+  }
+
+  /** Threads that call Python's release (daemon, created on demand, reused). */
+  private static final ExecutorService RELEASER =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "sparklock-release");
+            t.setDaemon(true);
+            return t;
+          });
+
+  /**
+   * Calls Python's release from a thread of our own, and waits for it (uninterruptibly).
+   *
+   * <p>With PySpark's pinned threads (the default) a callback made from the JVM thread that runs
+   * a Python thread's action is sent to <i>that</i> Python thread. After Ctrl-C that thread has
+   * left its py4j call (KeyboardInterrupt) and reads nothing more until its next call, so a
+   * release made on the action thread would wait -- holding every lock -- until then. A thread
+   * that no Python thread is paired with calls through py4j's own callback connections instead.
+   */
+  static void releaseOffThread(String handle) {
+    Future<?> done = RELEASER.submit(() -> SparkLockBridge.release(handle));
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          done.get();
+          return;
+        } catch (InterruptedException e) {
+          interrupted = true; // a release must finish: keep waiting, restore the flag after
+        } catch (ExecutionException e) {
+          Throwable cause = e.getCause();
+          if (cause instanceof RuntimeException) {
+            throw (RuntimeException) cause;
+          }
+          if (cause instanceof Error) {
+            throw (Error) cause;
+          }
+          throw new SparkLockException("UNLOCK_FAILED: releasing " + handle + " failed: " + cause,
+              cause);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -261,8 +356,18 @@ public final class LockGuard {
     if (sql == null) {
       sql = node.sparkContext().getLocalProperty("spark.job.description");
     }
-    return FactsExtractor.checkedFacts(
+    Map<String, Object> facts = FactsExtractor.checkedFacts(
         c.session, analyzed, optimized, c.executionId, c.rootExecutionId, sql,
         enclosingHandles(held));
+    // What a cancellation names (BRIDGE.md): the job group and job tags of the action's thread.
+    SparkContext sc = node.sparkContext();
+    facts.put("jobGroup", sc.getLocalProperty("spark.jobGroup.id"));
+    List<String> tags = new ArrayList<>();
+    for (scala.collection.Iterator<String> it = sc.getJobTags().iterator(); it.hasNext(); ) {
+      tags.add(it.next());
+    }
+    tags.sort(null);
+    facts.put("jobTags", tags);
+    return facts;
   }
 }

@@ -1,0 +1,370 @@
+"""A separate Spark driver process for the reliability and stress tests.
+
+    python -m tests.support.driver --quorum HOST:PORT --namespace NS --warehouse DIR [--conf k=v]...
+
+A local Spark session with sparklock on the ZooKeeper manager. It prints ``@@{"ready": true}``
+and then runs one JSON command per stdin line, answering one ``@@<json>`` line per command on
+stdout (Spark's own output goes to stderr):
+
+* ``{"op": "sql", "sql": "..."}`` -> ``{"ok": true, "rows": [...]}`` or ``{"ok": false, "error"}``
+* ``{"op": "bg", "sql": "..."}``: start it on a thread, answer ``{"started": true}`` at once
+* ``{"op": "sigint", "sql": "...", "after": 0.5, "when": "job"|"waiting"}``: run it on the main
+  thread and send this process SIGINT ``after`` seconds after a job started / a lock wait began
+  (PySpark's handler cancels the jobs and raises KeyboardInterrupt)
+  -> ``{"interrupted": bool, "error": ..., "elapsed": s}``
+* ``{"op": "status"}`` -> open handles, waits in progress, unreleased handles of the service
+* ``{"op": "stress", "tables": [...], "threads": 2, "seconds": 20, "seed": 1, "log": path}``:
+  the stress workload (see :func:`stress`) -> its summary
+* ``{"op": "exit"}``
+
+UDFs registered: ``slow(x, seconds)`` sleeps then returns ``x``; ``boom(x)`` raises.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sys
+import threading
+import time
+import traceback
+
+
+def reply(obj: dict) -> None:
+    sys.stdout.write("@@" + json.dumps(obj, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def error_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def build(args):
+    from pyspark.sql import SparkSession
+
+    import sparklock
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName(f"sparklock-driver-{os.getpid()}")
+        .config("spark.sql.warehouse.dir", args.warehouse)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sparklock.manager", "zookeeper")
+        .config("spark.sparklock.zookeeper.quorum", args.quorum)
+        .config("spark.sparklock.zookeeper.namespace", args.namespace)
+    )
+    for kv in args.conf or []:
+        k, v = kv.split("=", 1)
+        builder = builder.config(k, v)
+    spark = sparklock.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+
+    def slow(x, seconds):
+        time.sleep(float(seconds))
+        return x
+
+    def boom(x):
+        raise ValueError(f"boom on {x}")
+
+    spark.udf.register("slow", slow, "int")
+    spark.udf.register("boom", boom, "int")
+    return spark
+
+
+def run_sql(spark, sql: str) -> dict:
+    try:
+        rows = [list(r) for r in spark.sql(sql).collect()]
+        return {"ok": True, "rows": rows}
+    except Exception as e:  # noqa: BLE001
+        return {"ok": False, "error": error_text(e)}
+
+
+def sigint_during(spark, sql: str, after: float, when: str = "job") -> dict:
+    """Run ``sql`` on the main thread; SIGINT this process ``after`` seconds once ``when`` is
+    true: ``job`` = a Spark job is running, ``waiting`` = a statement waits for its locks."""
+    from sparklock.service import get_service
+
+    tracker = spark.sparkContext.statusTracker()
+    done = threading.Event()
+
+    def ready() -> bool:
+        if when == "waiting":
+            return get_service().waiting() > 0
+        return bool(tracker.getActiveJobsIds())
+
+    def fire() -> None:
+        deadline = time.monotonic() + 60
+        while not done.is_set() and time.monotonic() < deadline:
+            if ready():
+                if not done.wait(after):
+                    os.kill(os.getpid(), signal.SIGINT)
+                return
+            time.sleep(0.02)
+
+    timer = threading.Thread(target=fire, daemon=True)
+    timer.cancel = done.set  # type: ignore[attr-defined]
+    start = time.monotonic()
+    timer.start()
+    try:
+        spark.sql(sql).collect()
+        return {"interrupted": False, "elapsed": time.monotonic() - start}
+    except KeyboardInterrupt:
+        return {"interrupted": True, "elapsed": time.monotonic() - start}
+    except Exception as e:  # noqa: BLE001
+        return {"interrupted": False, "error": error_text(e), "elapsed": time.monotonic() - start}
+    finally:
+        timer.cancel()
+
+
+# -- stress -----------------------------------------------------------------------------------
+CODES = ("LOCK_CONFLICT",)
+
+
+def statement(rng: random.Random, tables: list[str]) -> tuple[str, str]:
+    """(kind, sql): a random read, static/dynamic insert, overwrite or DDL over the shared tables.
+
+    Every table is ``(v INT, p STRING)`` partitioned by ``p`` in ``('a', 'b', 'c')``."""
+    t = rng.choice(tables)
+    p = rng.choice("abc")
+    kind = rng.choice(
+        [
+            "read",
+            "read",
+            "read_part",
+            "join",
+            "insert_static",
+            "insert_dynamic",
+            "overwrite",
+            "ddl_props",
+            "ddl_partition",
+            "analyze",
+        ]
+    )
+    if kind == "read":
+        return kind, f"SELECT count(*) FROM {t}"
+    if kind == "read_part":
+        return kind, f"SELECT sum(v) FROM {t} WHERE p = '{p}'"
+    if kind == "join":
+        u = rng.choice(tables)
+        return kind, f"SELECT count(*) FROM {t} x JOIN {u} y ON x.p = y.p"
+    if kind == "insert_static":
+        return kind, f"INSERT INTO {t} PARTITION (p='{p}') SELECT {rng.randint(0, 99)}"
+    if kind == "insert_dynamic":
+        return kind, f"INSERT INTO {t} SELECT {rng.randint(0, 99)}, '{p}'"
+    if kind == "overwrite":
+        # never from the table it overwrites (Spark refuses to overwrite a path it reads)
+        u = rng.choice([x for x in tables if x != t] or tables)
+        return (
+            kind,
+            f"INSERT OVERWRITE {t} PARTITION (p='{p}') SELECT v + 1 FROM {u} WHERE p <> '{p}'",
+        )
+    if kind == "ddl_props":
+        return kind, f"ALTER TABLE {t} SET TBLPROPERTIES ('stress'='{rng.randint(0, 9)}')"
+    if kind == "ddl_partition":
+        return kind, f"ALTER TABLE {t} ADD IF NOT EXISTS PARTITION (p='{p}')"
+    return kind, f"ANALYZE TABLE {t} COMPUTE STATISTICS"
+
+
+def stress(spark, tables: list[str], threads: int, seconds: float, seed: int, log: str) -> dict:
+    """``threads`` sessions run random statements for ``seconds``; one JSON line per statement
+    (kind, sql, start/end ``monotonic_ns``, outcome, error) goes to ``log``."""
+    for t in tables:
+        spark.sql(
+            f"CREATE TABLE IF NOT EXISTS {t} (v INT, p STRING) USING parquet PARTITIONED BY (p)"
+        )
+        spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    end = time.monotonic() + seconds
+    out_lock = threading.Lock()
+    counts = {"ok": 0, "conflict": 0, "failed": 0}
+
+    def worker(k: int) -> None:
+        rng = random.Random(seed * 1000 + k)
+        session = spark.newSession()
+        with open(log, "a", encoding="utf-8") as f:
+            while time.monotonic() < end:
+                kind, sql = statement(rng, tables)
+                t0 = time.monotonic_ns()
+                try:
+                    session.sql(sql).collect()
+                    outcome, err = "ok", None
+                except Exception as e:  # noqa: BLE001
+                    text = error_text(e)
+                    outcome = "conflict" if "LOCK_CONFLICT" in text else "failed"
+                    err = text[:2000]
+                t1 = time.monotonic_ns()
+                rec = {
+                    "pid": os.getpid(),
+                    "thread": k,
+                    "kind": kind,
+                    "sql": sql,
+                    "start": t0,
+                    "end": t1,
+                    "outcome": outcome,
+                    "error": err,
+                }
+                with out_lock:
+                    counts[outcome] += 1
+                    f.write(json.dumps(rec) + "\n")
+                    f.flush()
+
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return counts
+
+
+class Driver:
+    """The test side: starts ``python -m tests.support.driver`` and talks to it."""
+
+    def __init__(
+        self,
+        quorum: str,
+        namespace: str,
+        warehouse: str,
+        conf: dict | None = None,
+        env: dict | None = None,
+        start_timeout: float = 120.0,
+    ) -> None:
+        import queue
+        import subprocess
+        from pathlib import Path
+
+        repo = Path(__file__).resolve().parents[2]
+        cmd = [
+            sys.executable,
+            "-m",
+            "tests.support.driver",
+            "--quorum",
+            quorum,
+            "--namespace",
+            namespace,
+            "--warehouse",
+            warehouse,
+        ]
+        for k, v in (conf or {}).items():
+            cmd += ["--conf", f"{k}={v}"]
+        self.stderr_path = os.path.join(warehouse, f"driver-{time.time_ns()}.err")
+        os.makedirs(warehouse, exist_ok=True)
+        self._err = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
+            cwd=repo,
+            env={**os.environ, "PYTHONPATH": str(repo), **(env or {})},
+            text=True,
+        )
+        self._replies: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.ready = self.next(start_timeout)
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            if line.startswith("@@"):
+                self._replies.put(json.loads(line[2:]))
+        self._replies.put(None)
+
+    def next(self, timeout: float) -> dict:
+        import queue
+
+        try:
+            got = self._replies.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(
+                f"driver did not answer in {timeout}s; see {self.stderr_path}"
+            ) from None
+        if got is None:
+            raise RuntimeError(f"driver exited ({self.proc.poll()}); see {self.stderr_path}")
+        return got
+
+    def send(self, cmd: dict, timeout: float = 120.0) -> dict:
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        return self.next(timeout)
+
+    def sql(self, sql: str, timeout: float = 120.0) -> dict:
+        return self.send({"op": "sql", "sql": sql}, timeout)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.send({"op": "exit"}, 60)
+                self.proc.wait(60)
+            except Exception:  # noqa: BLE001
+                self.kill()
+        self._err.close()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quorum", required=True)
+    ap.add_argument("--namespace", required=True)
+    ap.add_argument("--warehouse", required=True)
+    ap.add_argument("--conf", action="append")
+    args = ap.parse_args(argv)
+    spark = build(args)
+    reply({"ready": True, "pid": os.getpid()})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        cmd = json.loads(line)
+        op = cmd.get("op")
+        try:
+            if op == "sql":
+                reply(run_sql(spark, cmd["sql"]))
+            elif op == "bg":
+                threading.Thread(target=run_sql, args=(spark, cmd["sql"]), daemon=True).start()
+                reply({"started": True})
+            elif op == "sigint":
+                reply(
+                    sigint_during(
+                        spark, cmd["sql"], float(cmd.get("after", 1.0)), cmd.get("when", "job")
+                    )
+                )
+            elif op == "status":
+                from sparklock.service import get_service
+
+                svc = get_service()
+                reply(
+                    {
+                        "open": svc.open_handles(),
+                        "waiting": svc.waiting(),
+                        "unreleased": svc.unreleased(),
+                    }
+                )
+            elif op == "stress":
+                reply(
+                    stress(
+                        spark,
+                        cmd["tables"],
+                        int(cmd.get("threads", 2)),
+                        float(cmd.get("seconds", 10)),
+                        int(cmd.get("seed", 1)),
+                        cmd["log"],
+                    )
+                )
+            elif op == "exit":
+                reply({"bye": True})
+                break
+            else:
+                reply({"ok": False, "error": f"unknown op {op!r}"})
+        except BaseException as e:  # noqa: BLE001 - report, keep serving
+            reply({"ok": False, "error": error_text(e), "trace": traceback.format_exc()})
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
