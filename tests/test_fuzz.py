@@ -1,0 +1,331 @@
+"""Bad input: hypothesis fuzz of the name escaping and of the lock statements through real Spark.
+
+* Names (no Spark, 300 examples): any database/table/partition spec either raises
+  ``InvalidObjectError`` or maps to znode components that stay inside their own node (no ``/``,
+  not ``.``/``..``, nothing ZooKeeper refuses, at most 1024 characters), that a real ZooKeeper
+  accepts at exactly that depth, and that read back (``object_from_components``) give the same
+  object; ``LockObject.parse`` of the display name gives it back or refuses -- never another
+  object.
+* Statements (a local Spark session on the ZooKeeper manager, 60 examples each): LOCK / SHOW
+  LOCKS / UNLOCK of a table and partition with generated identifiers and partition values either
+  work on exactly the right object or fail with a parse/analysis/documented sparklock error;
+  random text after ``LOCK TABLE``/``UNLOCK TABLE``/``SHOW LOCKS`` never locks anything. After
+  every example the ZooKeeper tree holds nothing outside the object's own path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+from kazoo.client import KazooClient
+
+from sparklock.errors import InvalidObjectError
+from sparklock.managers.zookeeper import object_from_components
+from sparklock.objects import MAX_COMPONENT_LENGTH, LockObject
+
+NAME_EXAMPLES = int(os.environ.get("SPARKLOCK_FUZZ_NAMES", "300"))
+STATEMENT_EXAMPLES = int(os.environ.get("SPARKLOCK_FUZZ_STATEMENTS", "60"))
+
+#: Characters ZooKeeper's PathUtils.validatePath refuses in a path component.
+_ZK_BAD = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\uf8ff\ufff0-\uffff]")
+
+# Text with the characters that matter over-represented: separators, dots, percent escapes,
+# controls, the ZooKeeper-forbidden ranges, lone surrogates, and case-changing letters.
+_special = st.sampled_from(
+    list("/.@=%:\\'\"#*?[]^{}\x00\x01\x1f\x7f\x80\x9f \t\n")
+    + [
+        "..",
+        "\ud800",
+        "\udfff",
+        "\ue000",
+        "\uf8ff",
+        "\ufff0",
+        "\uffff",
+        "İ",
+        "ẞ",
+        "Σ",
+        "%2F",
+        "%",
+        "%G1",
+        "__HIVE_DEFAULT_PARTITION__",
+        "_sparklock_writers",
+    ]
+)
+_chars = st.one_of(st.characters(codec=None), _special)
+name_text = st.lists(_chars, max_size=12).map("".join) | st.sampled_from(["", ".", "..", "a"])
+value_text = name_text | st.none()
+
+
+_NON_BMP = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _component_ok(comp: str) -> None:
+    assert comp, "empty component"
+    assert "/" not in comp
+    assert comp not in (".", "..")
+    assert not _ZK_BAD.search(comp), repr(comp)
+    assert len(comp) <= MAX_COMPONENT_LENGTH
+
+
+@pytest.fixture(scope="module")
+def zk(zk_server):
+    client = KazooClient(hosts=zk_server.address)
+    client.start(10)
+    yield client
+    client.stop()
+    client.close()
+
+
+@settings(
+    max_examples=NAME_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    database=name_text,
+    table=st.none() | name_text,
+    spec=st.lists(st.tuples(name_text, value_text), max_size=3),
+)
+def test_names_stay_inside_their_node(zk, zk_namespace, database, table, spec):
+    every = [database, table or "", *(k for k, _ in spec), *(v or "" for _, v in spec)]
+    assume(not any(_NON_BMP.search(x) for x in every))  # known issue: see the xfail below
+    try:
+        obj = LockObject(database, table, tuple(spec))
+    except InvalidObjectError:
+        return
+    comps = obj.components
+    for c in comps:
+        _component_ok(c)
+    root = "/" + zk_namespace
+    path = obj.path(root)
+    assert path.split("/")[2:] == list(comps)  # exactly one level per component
+    # read back from the components (what SHOW LOCKS does with the tree)
+    assert object_from_components(comps) == obj
+    # the display name parses back to the same object (names with "@": see the xfail below)
+    if "@" not in obj.database and "@" not in (obj.table or ""):
+        assert LockObject.parse(obj.name) == obj
+    # a real ZooKeeper takes the path at exactly that depth
+    zk.ensure_path(path)
+    node = root
+    for c in comps:
+        assert c in zk.get_children(node)
+        node = f"{node}/{c}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="FOUND BY FUZZ (objects.py, not fixed here): a character outside the BMP (an emoji, "
+    "U+10000...) is not escaped, and ZooKeeper's Java validatePath sees it as a UTF-16 surrogate "
+    "pair (forbidden \\ud800-\\uf8ff) and refuses the path (BadArgumentsError): such a name cannot "
+    "be locked, the statement fails closed. Fix: escape code points > U+FFFF in _NEEDS_ESCAPE / "
+    "_zk_forbidden (Hive itself would fail the same way).",
+)
+@pytest.mark.parametrize("name", ["\U00010000", "sales_\U0001f600", "\U0010ffff"])
+def test_non_bmp_names_known_issue(zk, zk_namespace, name):
+    obj = LockObject.of_partition("default", "t", [("p", name)])
+    for c in obj.components:
+        _component_ok(c)
+        assert not _NON_BMP.search(c), repr(c)
+    zk.ensure_path(obj.path("/" + zk_namespace))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="FOUND BY FUZZ (objects.py, not fixed here): '@' is not escaped in database/table "
+    "names, so LockObject.parse of a display name can return ANOTHER valid object "
+    "('%2E@0@@.=...' is db '.', table '0@' but parses as table '0', partition '@.'). Only the CLI "
+    "(python -m sparklock list/unlock NAME) parses names; the lock path itself is built from "
+    "components and is right. Fix: escape '@' in identifiers (Hive never allows it in names).",
+)
+def test_at_sign_names_parse_back_known_issue():
+    obj = LockObject(".", "0@", ((".", None),))
+    try:
+        parsed = LockObject.parse(obj.name)
+    except InvalidObjectError:
+        return  # refusing would be fine
+    assert parsed == obj
+
+
+# -- statements through Spark ---------------------------------------------------------------------
+pyspark = pytest.importorskip("pyspark")
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory, zk_server):
+    from pyspark.sql import SparkSession
+
+    import sparklock
+
+    builder = (
+        SparkSession.builder.master("local[1]")
+        .appName("sparklock-fuzz")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
+        .config("spark.ui.enabled", "false")
+    )
+    session = sparklock.configure(builder).getOrCreate()
+    session.sparkContext.setLogLevel("OFF")
+    # session conf (a builder conf could outlive the module as a JVM system property)
+    keys = {
+        "spark.sparklock.manager": "zookeeper",
+        "spark.sparklock.zookeeper.quorum": zk_server.address,
+        "spark.sparklock.zookeeper.namespace": "sparklock_fuzz",
+        "spark.sparklock.lock.numRetries": "1",
+    }
+    for k, v in keys.items():
+        session.conf.set(k, v)
+    yield session
+    for k in keys:
+        session.conf.unset(k)
+    session.stop()
+
+
+def lock_paths(zk: KazooClient, namespace: str) -> list[str]:
+    """Every LOCK-* znode below the namespace, relative to it."""
+    root = "/" + namespace
+    out = []
+    if zk.exists(root) is None:
+        return out
+    todo = [root]
+    while todo:
+        p = todo.pop()
+        for c in zk.get_children(p):
+            full = f"{p}/{c}"
+            (out.append(full[len(root) + 1 :]) if c.startswith("LOCK-") else todo.append(full))
+    return sorted(out)
+
+
+#: What a refused statement may raise: Spark's parse/analysis errors or a sparklock code.
+ACCEPTED = re.compile(r"^(ParseException|AnalysisException|IllegalArgumentException): ")
+
+
+def _refused(e: Exception) -> bool:
+    """Spark's own parse/analysis refusals (lock statement errors are AnalysisExceptions whose
+    text starts with a sparklock code); never a LOCK_SERVICE_* failure or an internal error."""
+    text = f"{type(e).__name__}: {e}"
+    event(f"refused: {type(e).__name__}: {str(e)[:40]}")
+    return bool(ACCEPTED.search(text)) and "LOCK_SERVICE" not in text and "INTERNAL" not in text
+
+
+def quote_ident(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def quote_literal(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# Mostly identifiers Spark accepts (so the example reaches LOCK), sometimes anything.
+_valid_ident = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,9}", fullmatch=True)
+_odd_ident = st.text(
+    alphabet=st.sampled_from(list("abcxyz019_") + list("AZ-.@/%: é=`$")), min_size=1, max_size=10
+)
+ident_text = st.one_of(_valid_ident, _valid_ident, _valid_ident, _odd_ident)
+literal_text = st.lists(
+    st.one_of(
+        st.characters(codec="utf-8", exclude_categories=["Cs"], max_codepoint=0xFFFF),
+        st.sampled_from(list("/=%.\\'\"@:\t\x01") + ["..", "__HIVE_DEFAULT_PARTITION__"]),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(
+    max_examples=STATEMENT_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    table=ident_text,
+    column=ident_text,
+    value=literal_text,
+    mode=st.sampled_from(["SHARED", "EXCLUSIVE"]),
+)
+def test_lock_statements_lock_exactly_their_object(spark, zk, table, column, value, mode):
+    assume(table.lower() != column.lower())
+    ns = f"sparklock_fuzz_{time.monotonic_ns()}"
+    spark.conf.set("spark.sparklock.zookeeper.namespace", ns)
+    t, c = quote_ident(table), quote_ident(column)
+    try:
+        spark.sql(f"CREATE TABLE {t} (v INT, {c} STRING) USING parquet PARTITIONED BY ({c})")
+    except Exception as e:  # noqa: BLE001
+        assert _refused(e), e
+        assert lock_paths(zk, ns) == []
+        return
+    try:
+        spec = f"PARTITION ({c} = {quote_literal(value)})"
+        try:
+            spark.sql(f"ALTER TABLE {t} ADD {spec}")
+        except Exception as e:  # noqa: BLE001
+            assert _refused(e), e
+            spec = ""
+        try:
+            spark.sql(f"LOCK TABLE {t} {spec} {mode}")
+        except Exception as e:  # noqa: BLE001
+            assert _refused(e), e
+            assert lock_paths(zk, ns) == []
+            return
+        rows = [(r["name"], r["mode"]) for r in spark.sql("SHOW LOCKS").collect()]
+        assert len(rows) == 1 and rows[0][1] == mode, rows
+        name = rows[0][0]
+        if spec:
+            expected = LockObject.of_partition("default", table, [(column, value)])
+        else:
+            expected = LockObject.of_table("default", table)
+        assert name == expected.name, (name, expected.name)
+        event("locked a partition" if spec else "locked a table")
+        # the one lock node sits directly in the object's own node
+        paths = lock_paths(zk, ns)
+        assert len(paths) == 1
+        assert paths[0].rsplit("/", 1)[0] == "/".join(expected.components), paths
+        assert re.fullmatch(rf"LOCK-{mode}-\d{{10}}", paths[0].rsplit("/", 1)[1])
+        # SHOW LOCKS of the object finds it; UNLOCK removes exactly it
+        shown = spark.sql(f"SHOW LOCKS {t} {spec}").collect()
+        assert [(r["name"], r["mode"]) for r in shown] == rows
+        spark.sql(f"UNLOCK TABLE {t} {spec}")
+        assert lock_paths(zk, ns) == []
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+        assert lock_paths(zk, ns) == []
+
+
+junk = st.lists(
+    st.one_of(
+        st.sampled_from(
+            list("`'\"();,.=@/ \t\n-*")
+            + ["PARTITION", "SHARED", "EXCLUSIVE", "EXTENDED", " t ", "default", "NULL", "1", "p"]
+        ),
+        st.characters(codec="utf-8", exclude_categories=["Cs"]),
+    ),
+    max_size=20,
+).map("".join)
+
+
+@settings(
+    max_examples=STATEMENT_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    head=st.sampled_from(["LOCK TABLE", "UNLOCK TABLE", "SHOW LOCKS", "LOCK TABLE t"]), rest=junk
+)
+def test_garbage_lock_statements_lock_nothing(spark, zk, head, rest):
+    ns = "sparklock_fuzz_junk"
+    spark.conf.set("spark.sparklock.zookeeper.namespace", ns)
+    spark.sql("CREATE TABLE IF NOT EXISTS t (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    try:
+        spark.sql(f"{head} {rest}").collect()
+    except Exception as e:  # noqa: BLE001
+        assert _refused(e), e
+    # whatever parsed, every lock left is on t (the only table) and UNLOCK clears it
+    for path in lock_paths(zk, ns):
+        assert path.startswith("default/t/") or path.startswith("default/LOCK-"), path
+    for r in spark.sql("SHOW LOCKS").collect():
+        obj = LockObject.parse(r["name"])
+        assert obj.database == "default" and obj.table in (None, "t")
+        spark.sql("UNLOCK TABLE t" if obj.table else "UNLOCK DATABASE default")
+    assert lock_paths(zk, ns) == []
