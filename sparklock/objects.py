@@ -32,7 +32,8 @@ MAX_COMPONENT_LENGTH = 1024
 def _zk_forbidden(ch: str) -> bool:
     """Characters ZooKeeper refuses in a path (PathUtils.validatePath), beyond Hive's escapes."""
     o = ord(ch)
-    return o == 0 or 0x7F <= o <= 0x9F or 0xD800 <= o <= 0xF8FF or 0xFFF0 <= o <= 0xFFFF
+    # Above U+FFFF: Java sees a surrogate pair (\ud800-\udfff), which validatePath refuses.
+    return o == 0 or 0x7F <= o <= 0x9F or 0xD800 <= o <= 0xF8FF or o >= 0xFFF0
 
 
 # Any character escape_path_name changes: Hive's set and what ZooKeeper refuses. Names without
@@ -40,7 +41,7 @@ def _zk_forbidden(ch: str) -> bool:
 _NEEDS_ESCAPE = re.compile(
     "["
     + "".join(re.escape(c) for c in sorted(_HIVE_ESCAPED))
-    + "\x00\x7f-\x9f\ud800-\uf8ff\ufff0-\uffff]"
+    + "\x00\x7f-\x9f\ud800-\uf8ff\ufff0-\U0010ffff]"
 )
 
 
@@ -93,7 +94,8 @@ def _escape_identifier(kind: str, name: str) -> str:
 
 @lru_cache(maxsize=4096)  # the same few database and table names, over and over
 def _escaped_identifier(kind: str, name: str) -> str:
-    escaped = escape_path_name(name.lower())
+    # "@" separates a display name's parts: escaped in identifiers so a name parses back.
+    escaped = escape_path_name(name.lower()).replace("@", "%40")
     if escaped in (".", ".."):
         escaped = escaped.replace(".", "%2E")
     _check_length(kind, name, escaped)

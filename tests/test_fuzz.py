@@ -92,8 +92,6 @@ def zk(zk_server):
     spec=st.lists(st.tuples(name_text, value_text), max_size=3),
 )
 def test_names_stay_inside_their_node(zk, zk_namespace, database, table, spec):
-    every = [database, table or "", *(k for k, _ in spec), *(v or "" for _, v in spec)]
-    assume(not any(_NON_BMP.search(x) for x in every))  # known issue: see the xfail below
     try:
         obj = LockObject(database, table, tuple(spec))
     except InvalidObjectError:
@@ -106,9 +104,8 @@ def test_names_stay_inside_their_node(zk, zk_namespace, database, table, spec):
     assert path.split("/")[2:] == list(comps)  # exactly one level per component
     # read back from the components (what SHOW LOCKS does with the tree)
     assert object_from_components(comps) == obj
-    # the display name parses back to the same object (names with "@": see the xfail below)
-    if "@" not in obj.database and "@" not in (obj.table or ""):
-        assert LockObject.parse(obj.name) == obj
+    # the display name parses back to the same object
+    assert LockObject.parse(obj.name) == obj
     # a real ZooKeeper takes the path at exactly that depth
     zk.ensure_path(path)
     node = root
@@ -117,16 +114,8 @@ def test_names_stay_inside_their_node(zk, zk_namespace, database, table, spec):
         node = f"{node}/{c}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FOUND BY FUZZ (objects.py, not fixed here): a character outside the BMP (an emoji, "
-    "U+10000...) is not escaped, and ZooKeeper's Java validatePath sees it as a UTF-16 surrogate "
-    "pair (forbidden \\ud800-\\uf8ff) and refuses the path (BadArgumentsError): such a name cannot "
-    "be locked, the statement fails closed. Fix: escape code points > U+FFFF in _NEEDS_ESCAPE / "
-    "_zk_forbidden (Hive itself would fail the same way).",
-)
 @pytest.mark.parametrize("name", ["\U00010000", "sales_\U0001f600", "\U0010ffff"])
-def test_non_bmp_names_known_issue(zk, zk_namespace, name):
+def test_non_bmp_names_are_escaped(zk, zk_namespace, name):
     obj = LockObject.of_partition("default", "t", [("p", name)])
     for c in obj.components:
         _component_ok(c)
@@ -134,21 +123,10 @@ def test_non_bmp_names_known_issue(zk, zk_namespace, name):
     zk.ensure_path(obj.path("/" + zk_namespace))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FOUND BY FUZZ (objects.py, not fixed here): '@' is not escaped in database/table "
-    "names, so LockObject.parse of a display name can return ANOTHER valid object "
-    "('%2E@0@@.=...' is db '.', table '0@' but parses as table '0', partition '@.'). Only the CLI "
-    "(python -m sparklock list/unlock NAME) parses names; the lock path itself is built from "
-    "components and is right. Fix: escape '@' in identifiers (Hive never allows it in names).",
-)
-def test_at_sign_names_parse_back_known_issue():
+def test_at_sign_names_parse_back():
     obj = LockObject(".", "0@", ((".", None),))
-    try:
-        parsed = LockObject.parse(obj.name)
-    except InvalidObjectError:
-        return  # refusing would be fine
-    assert parsed == obj
+    assert obj.name == "%2E@0%40@.=__HIVE_DEFAULT_PARTITION__"
+    assert LockObject.parse(obj.name) == obj
 
 
 # -- statements through Spark ---------------------------------------------------------------------
