@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from kazoo.client import KazooClient
 
 from tests.support.zookeeper import ZooKeeperServer
 
@@ -22,3 +23,13 @@ def zk_server():
 def zk_namespace() -> str:
     """A fresh namespace per test so tests never see each other's znodes."""
     return f"sparklock_test_{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def zk(zk_server):
+    """A plain kazoo client to inspect the tree (a second connection, closed after the test)."""
+    client = KazooClient(hosts=zk_server.address)
+    client.start(10)
+    yield client
+    client.stop()
+    client.close()

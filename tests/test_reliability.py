@@ -108,15 +108,6 @@ def ns(spark, zk_server, zk_namespace):
     assert get_service().open_handles() == 0
 
 
-@pytest.fixture
-def zk(zk_server):
-    client = KazooClient(hosts=zk_server.address)
-    client.start(10)
-    yield client
-    client.stop()
-    client.close()
-
-
 def lock_nodes(zk: KazooClient, namespace: str) -> dict[str, bytes]:
     """Every ``LOCK-*`` znode below the namespace: path -> data."""
     out: dict[str, bytes] = {}

@@ -46,16 +46,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def zk(zk_server):
-    """A plain kazoo client to inspect the tree (a second connection, closed after the test)."""
-    client = KazooClient(hosts=zk_server.address)
-    client.start(10)
-    yield client
-    client.stop()
-    client.close()
-
-
-@pytest.fixture
 def make(zk_server, zk_namespace):
     """Managers on the session's server, in this test's namespace; closed after the test."""
     made: list[ZooKeeperLockManager] = []
@@ -363,19 +353,6 @@ def test_explicit_owner_learned_from_another_manager_in_process(make):
 
 
 # -- wait policies ---------------------------------------------------------------------------
-@pytest.mark.parametrize("policy", [WaitPolicy.RETRY, WaitPolicy.QUEUE])
-def test_waiter_gets_the_lock_after_release(make, policy):
-    m = make(LockSettings(num_retries=100, retry_interval=0.05, wait_policy=policy))
-    reader = take(m, T, S, "r", "qr")
-    threading.Timer(0.3, reader.release).start()
-    t0 = time.monotonic()
-    writer = take(m, T, X, "w", "qw")
-    waited = time.monotonic() - t0
-    assert 0.25 < waited < 3.0
-    assert [i.data.query_id for i in m.list_locks(T)] == ["qw"]
-    writer.release()
-
-
 def test_queue_deadline_and_cleanup(make, zk, zk_namespace):
     m = make(LockSettings(num_retries=4, retry_interval=0.1, wait_policy=WaitPolicy.QUEUE))
     holder = take(m, P2, X, "h", "qh")

@@ -13,7 +13,6 @@ rounds, Hive timed inside its JVM (``HiveLockBench handoff``).
 
 from __future__ import annotations
 
-import argparse
 import random
 import threading
 import time
@@ -25,6 +24,7 @@ from sparklock.model import LockMode, LockRequest, WaitPolicy
 from sparklock.objects import LockObject
 
 from .common import (
+    bench_main,
     fmt_ms,
     hive_bench,
     hive_unavailable,
@@ -137,9 +137,7 @@ def run(quick: bool = False) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds")
-    run(parser.parse_args(argv).quick)
+    bench_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

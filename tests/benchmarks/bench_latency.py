@@ -14,7 +14,6 @@ EXCLUSIVE on the table beyond 100 partitions, still Hive-compatible) and the emb
 
 from __future__ import annotations
 
-import argparse
 import functools
 
 from sparklock.config import Escalation
@@ -25,6 +24,7 @@ from sparklock.objects import LockObject
 from sparklock.policy import escalate
 
 from .common import (
+    bench_main,
     counted,
     fmt_ms,
     hive_bench,
@@ -192,10 +192,7 @@ def run(quick: bool = False) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds")
-    args = parser.parse_args(argv)
-    run(args.quick)
+    bench_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

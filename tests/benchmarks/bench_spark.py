@@ -14,13 +14,12 @@ Statements: ``SELECT 1``, a pruned SELECT (one partition of 24), and a partition
 
 from __future__ import annotations
 
-import argparse
 import logging
 import shutil
 import tempfile
 import time
 
-from .common import fmt_ms, median, print_table, zookeeper
+from .common import bench_main, fmt_ms, median, print_table, zookeeper
 
 STATEMENTS = {
     "SELECT 1": "SELECT 1",
@@ -135,9 +134,7 @@ def run(quick: bool = False) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds")
-    run(parser.parse_args(argv).quick)
+    bench_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ repeated runs.
 
 from __future__ import annotations
 
-import argparse
 import threading
 import time
 
@@ -24,6 +23,7 @@ from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
 
 from .common import (
+    bench_main,
     fmt_num,
     hive_bench,
     hive_unavailable,
@@ -160,9 +160,7 @@ def run(quick: bool = False) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs")
-    run(parser.parse_args(argv).quick)
+    bench_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

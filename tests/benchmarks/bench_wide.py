@@ -12,7 +12,6 @@ held minus before. Rows: Hive; sparklock on Hive's layout; sparklock with read e
 
 from __future__ import annotations
 
-import argparse
 import time
 
 from sparklock.config import Escalation
@@ -21,6 +20,7 @@ from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.policy import requests_for
 
 from .common import (
+    bench_main,
     fmt_ms,
     fmt_num,
     hive_bench,
@@ -152,9 +152,7 @@ def run(quick: bool = False) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds")
-    run(parser.parse_args(argv).quick)
+    bench_main(run, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -174,3 +174,12 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[obje
 def note(text: str) -> None:
     print(text)
     sys.stdout.flush()
+
+
+def bench_main(run, doc: str, argv: list[str] | None = None) -> None:
+    """The command line every benchmark script shares: ``--quick`` for fewer rounds."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    run(parser.parse_args(argv).quick)
