@@ -23,6 +23,7 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 
 from kazoo.client import KazooClient  # noqa: E402
+from kazoo.exceptions import NoNodeError  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
@@ -117,10 +118,17 @@ def lock_nodes(zk: KazooClient, namespace: str) -> dict[str, bytes]:
     todo = [root]
     while todo:
         path = todo.pop()
-        for child in zk.get_children(path):
+        try:
+            children = zk.get_children(path)
+        except NoNodeError:
+            continue  # released and cleaned up while we walked
+        for child in children:
             full = f"{path}/{child}"
             if child.startswith("LOCK-"):
-                out[full] = zk.get(full)[0]
+                try:
+                    out[full] = zk.get(full)[0]
+                except NoNodeError:
+                    pass
             else:
                 todo.append(full)
     return out

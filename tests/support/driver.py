@@ -101,9 +101,12 @@ def sigint_during(spark, sql: str, after: float, when: str = "job") -> dict:
         while not done.is_set() and time.monotonic() < deadline:
             if ready():
                 if not done.wait(after):
+                    sent.set()
                     os.kill(os.getpid(), signal.SIGINT)
                 return
             time.sleep(0.02)
+
+    sent = threading.Event()
 
     timer = threading.Thread(target=fire, daemon=True)
     timer.cancel = done.set  # type: ignore[attr-defined]
@@ -113,9 +116,18 @@ def sigint_during(spark, sql: str, after: float, when: str = "job") -> dict:
         spark.sql(sql).collect()
         return {"interrupted": False, "elapsed": time.monotonic() - start}
     except KeyboardInterrupt:
-        return {"interrupted": True, "elapsed": time.monotonic() - start}
+        elapsed = time.monotonic() - start
+        return {"interrupted": True, "via": "KeyboardInterrupt", "elapsed": elapsed}
     except Exception as e:  # noqa: BLE001
-        return {"interrupted": False, "error": error_text(e), "elapsed": time.monotonic() - start}
+        # A SIGINT that lands while py4j reads the JVM's answer breaks that read: pyspark then
+        # raises Py4JNetworkError instead of KeyboardInterrupt (a race inside pyspark/py4j).
+        by_signal = sent.is_set() and type(e).__name__ == "Py4JNetworkError"
+        return {
+            "interrupted": by_signal,
+            "via": type(e).__name__,
+            "error": error_text(e),
+            "elapsed": time.monotonic() - start,
+        }
     finally:
         timer.cancel()
 
