@@ -152,6 +152,12 @@ KEYS: tuple[ConfigKey, ...] = (
         "Escalate reads too (SHARED on the table and its writers facet); only when every writer "
         "of the tables is sparklock with this setting (no Hive peer).",
     ),
+    ConfigKey(
+        "spark.sparklock.read.refreshListing",
+        "true",
+        "List the files of the tables a statement reads again once its locks are granted, so "
+        "it never reads a listing taken before the writer ahead of it committed.",
+    ),
 )
 DEFAULTS = {k.key: k.default for k in KEYS}
 
@@ -212,6 +218,8 @@ class SparkLockConfig:
     zookeeper_connection_timeout: float = 15.0
     lock: LockSettings = LockSettings()
     escalation: Escalation = Escalation()
+    #: Read by the JVM shim after a grant (FileListings); parsed here so a bad value is an error.
+    refresh_listing: bool = True
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str] | None = None) -> SparkLockConfig:
@@ -271,6 +279,9 @@ class SparkLockConfig:
             zookeeper_connection_timeout=timeouts["connectionTimeout"],
             lock=lock,
             escalation=Escalation.from_conf(v),
+            refresh_listing=parse_bool(
+                "spark.sparklock.read.refreshListing", v["spark.sparklock.read.refreshListing"]
+            ),
         )
 
     @property

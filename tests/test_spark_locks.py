@@ -340,7 +340,6 @@ def test_writer_waits_for_reader_and_completes_after_its_release(spark, observer
         f" s), writer done +{times['writer_done'] - times['reader_returned']:.3f} s after that;"
         f" queued EXCLUSIVE listed by SHOW LOCKS while waiting: {queued_seen}"
     )
-    spark.sql("REFRESH TABLE rw")  # the session's cached file listing predates the overwrite
     got = sorted(tuple(r) for r in spark.sql("SELECT p, v FROM rw").collect())
     assert got == [("1", 100), ("2", 9)]
     assert names(observer, "SHOW LOCKS") == []
@@ -370,4 +369,92 @@ def test_lock_conflict_names_object_modes_and_the_holders_query(spark, observer)
     line = next(x for x in message.splitlines() if "LOCK_CONFLICT" in x)
     print(f"\nfailed after {waited:.3f} s: {line.strip()[:400]}")
     assert spark.sql("SELECT count(*) FROM lc").collect()[0][0] == 0  # the insert never ran
+    assert names(observer, "SHOW LOCKS") == []
+
+
+# -- 4. reads see what the writer before them committed -----------------------------------------
+def _read_planned_before_write(spark, observer, table: str, read_sql: str, write_sql: str):
+    """``read_sql`` is planned (its file listing taken) while a writer holds ``table``; the writer
+    then replaces the files and lets go. Returns the read's rows, or raises its error."""
+    reader = new_session(spark)
+    writer = new_session(spark)
+    reader.sql(read_sql).collect()  # the reader's session now caches the table's file listing
+    writer.sql(f"LOCK TABLE {table} EXCLUSIVE")
+    outcome: dict = {}
+
+    def read() -> None:
+        try:
+            outcome["rows"] = [tuple(r) for r in reader.sql(read_sql).collect()]
+        except Exception as e:  # noqa: BLE001 - reported by the caller
+            outcome["error"] = e
+
+    service = sparklock.service.get_service()
+    reading = threading.Thread(target=read, daemon=True)
+    try:
+        reading.start()
+        deadline = time.monotonic() + 30
+        while service.waiting() == 0 and reading.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert service.waiting() == 1, "the read never waited for the writer"
+        writer.sql(write_sql)  # the writer's own LOCK TABLE does not block it
+    finally:
+        writer.sql(f"UNLOCK TABLE {table}")
+    reading.join(timeout=60)
+    assert not reading.is_alive()
+    assert names(observer, "SHOW LOCKS") == []
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["rows"]
+
+
+def test_read_planned_before_a_write_reads_the_written_files(spark, observer):
+    """Spark lists a table's files when it plans (or reuses the session's cached listing), before
+    the statement gets its locks; the files it reads must be listed after the grant."""
+    spark.sql("CREATE TABLE rr (k INT) USING parquet")
+    spark.sql("INSERT INTO rr VALUES (1), (2), (3), (4)")
+    rows = _read_planned_before_write(
+        spark, observer, "rr", "SELECT sum(k) FROM rr", "INSERT OVERWRITE TABLE rr VALUES (10)"
+    )
+    assert rows == [(10,)]
+
+
+def test_pruned_read_planned_before_a_partition_overwrite_reads_the_new_partition(spark, observer):
+    spark.sql("CREATE TABLE rrp (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql("INSERT INTO rrp VALUES (1, '1'), (2, '1'), (3, '2')")
+    rows = _read_planned_before_write(
+        spark,
+        observer,
+        "rrp",
+        "SELECT sum(v), count(*) FROM rrp WHERE p = '1'",
+        "INSERT OVERWRITE TABLE rrp PARTITION (p = '1') VALUES (20)",
+    )
+    assert rows == [(20, 1)]
+
+
+def test_dataframe_built_before_a_write_reads_the_written_files(spark, observer):
+    """A DataFrame analysed (its listing taken) before a write, run after it: the listing it
+    carries is refreshed at the grant. (A DataFrame already *run* keeps the file list of its
+    first run, as in Spark without sparklock: see the README.)"""
+    spark.sql("CREATE TABLE rrd (k INT) USING parquet")
+    spark.sql("INSERT INTO rrd VALUES (1), (2)")
+    reader = new_session(spark)
+    assert reader.table("rrd").count() == 2  # the session caches the relation and its listing
+    frame = reader.table("rrd").where("k > 0")
+    writer = new_session(spark)
+    writer.sql("INSERT OVERWRITE TABLE rrd VALUES (7)")
+    assert [tuple(r) for r in frame.collect()] == [(7,)]
+    assert names(observer, "SHOW LOCKS") == []
+
+
+def test_refresh_listing_false_keeps_sparks_planning_time_listing(spark, observer):
+    """The key turns the refresh off: the same race then fails as it does without sparklock, so
+    the tests above really depend on the refresh."""
+    spark.sql("CREATE TABLE rro (k INT) USING parquet")
+    spark.sql("INSERT INTO rro VALUES (1), (2)")
+    reader = new_session(spark, **{"spark.sparklock.read.refreshListing": "false"})
+    assert reader.table("rro").count() == 2
+    frame = reader.table("rro").where("k > 0")
+    new_session(spark).sql("INSERT OVERWRITE TABLE rro VALUES (7)")
+    with pytest.raises(Exception, match="FILE_NOT_EXIST"):
+        frame.collect()
     assert names(observer, "SHOW LOCKS") == []

@@ -198,6 +198,49 @@ public final class FactsExtractor {
 
   // ====================================================================== extraction
 
+  /** Every plan node once: children, inner children (command queries) and subqueries. */
+  static void walkPlan(LogicalPlan root, java.util.function.Consumer<LogicalPlan> visit) {
+    Set<Object> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    List<LogicalPlan> stack = new ArrayList<>();
+    stack.add(root);
+    while (!stack.isEmpty()) {
+      LogicalPlan p = stack.remove(stack.size() - 1);
+      if (p == null || !seen.add(p)) {
+        continue;
+      }
+      visit.accept(p);
+      if (p instanceof CommandResult) {
+        continue; // an eager command's cached rows: the command already ran (and locked)
+      }
+      for (scala.collection.Iterator<?> it = p.children().iterator(); it.hasNext(); ) {
+        stack.add((LogicalPlan) it.next());
+      }
+      for (scala.collection.Iterator<QueryPlan<?>> it = p.innerChildren().iterator();
+          it.hasNext(); ) {
+        QueryPlan<?> q = it.next();
+        if (q instanceof LogicalPlan) {
+          stack.add((LogicalPlan) q);
+        }
+      }
+      for (scala.collection.Iterator<?> it = p.subqueries().iterator(); it.hasNext(); ) {
+        stack.add((LogicalPlan) it.next());
+      }
+      if (p instanceof Command) {
+        // a command's plan-valued fields that are neither children nor inner children
+        // (SaveAsV1TableCommand.query, Delta's MERGE source/target): read too
+        for (scala.collection.Iterator<Object> it = p.productIterator(); it.hasNext(); ) {
+          Object o = it.next();
+          if (o instanceof scala.Option && ((scala.Option<?>) o).isDefined()) {
+            o = ((scala.Option<?>) o).get();
+          }
+          if (o instanceof LogicalPlan) {
+            stack.add((LogicalPlan) o);
+          }
+        }
+      }
+    }
+  }
+
   private static final class Extraction {
     final SparkSession session;
     final SessionCatalog catalog;
@@ -222,47 +265,8 @@ public final class FactsExtractor {
 
     // ---------------------------------------------------------------- traversal
 
-    /** Every plan node once: children, inner children (command queries) and subqueries. */
     void walk(LogicalPlan root, java.util.function.Consumer<LogicalPlan> visit) {
-      Set<Object> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-      List<LogicalPlan> stack = new ArrayList<>();
-      stack.add(root);
-      while (!stack.isEmpty()) {
-        LogicalPlan p = stack.remove(stack.size() - 1);
-        if (p == null || !seen.add(p)) {
-          continue;
-        }
-        visit.accept(p);
-        if (p instanceof CommandResult) {
-          continue; // an eager command's cached rows: the command already ran (and locked)
-        }
-        for (scala.collection.Iterator<?> it = p.children().iterator(); it.hasNext(); ) {
-          stack.add((LogicalPlan) it.next());
-        }
-        for (scala.collection.Iterator<QueryPlan<?>> it = p.innerChildren().iterator();
-            it.hasNext(); ) {
-          QueryPlan<?> q = it.next();
-          if (q instanceof LogicalPlan) {
-            stack.add((LogicalPlan) q);
-          }
-        }
-        for (scala.collection.Iterator<?> it = p.subqueries().iterator(); it.hasNext(); ) {
-          stack.add((LogicalPlan) it.next());
-        }
-        if (p instanceof Command) {
-          // a command's plan-valued fields that are neither children nor inner children
-          // (SaveAsV1TableCommand.query, Delta's MERGE source/target): read too
-          for (scala.collection.Iterator<Object> it = p.productIterator(); it.hasNext(); ) {
-            Object o = it.next();
-            if (o instanceof scala.Option && ((scala.Option<?>) o).isDefined()) {
-              o = ((scala.Option<?>) o).get();
-            }
-            if (o instanceof LogicalPlan) {
-              stack.add((LogicalPlan) o);
-            }
-          }
-        }
-      }
+      walkPlan(root, visit);
     }
 
     // ---------------------------------------------------------------- reads

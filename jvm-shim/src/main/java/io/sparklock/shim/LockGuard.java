@@ -111,7 +111,7 @@ public final class LockGuard {
       // No SQL execution (an internal caller): lock around the call itself.
       Held held = new Held(null, null);
       held.handle = acquire(facts(c, node, held));
-      return runThenRelease(node.sparkContext(), held, body);
+      return runThenRelease(node.sparkContext(), held, afterGrant(c, node, held, body));
     }
     Held held = new Held(c.executionId, c.rootExecutionId);
     if (HELD.putIfAbsent(c.executionId, held) != null) {
@@ -124,7 +124,7 @@ public final class LockGuard {
       throw e;
     }
     try {
-      return runThenRelease(node.sparkContext(), held, body);
+      return runThenRelease(node.sparkContext(), held, afterGrant(c, node, held, body));
     } finally {
       HELD.remove(c.executionId, held);
     }
@@ -188,7 +188,11 @@ public final class LockGuard {
     if (c.executionId == null) {
       Held held = new Held(null, null);
       held.handle = acquire(facts(c, node, held));
-      release(held);
+      try {
+        afterGrant(c, node, held, () -> null).get();
+      } finally {
+        release(held);
+      }
       return;
     }
     Held held = new Held(c.executionId, c.rootExecutionId);
@@ -201,6 +205,28 @@ public final class LockGuard {
       HELD.remove(c.executionId, held);
       throw e;
     }
+    // A failure here leaves the release to the query-end listener (the execution is registered).
+    afterGrant(c, node, held, () -> null).get();
+  }
+
+  /**
+   * {@code body}, preceded by what must happen once the locks are granted and before any job
+   * runs: the files the statement reads are listed again (see {@link FileListings}).
+   */
+  private static <T> Supplier<T> afterGrant(
+      Context c, SparkLockExec node, Held held, Supplier<T> body) {
+    if (held.handle == null || held.handle.isEmpty()) {
+      return body; // nothing locked: Spark's own listing, as without sparklock
+    }
+    return () -> {
+      FileListings.refreshAfterGrant(c.session, readPlan(c, node));
+      return body.get();
+    };
+  }
+
+  /** The plan whose relations the execution's scans were planned from. */
+  private static LogicalPlan readPlan(Context c, SparkLockExec node) {
+    return c.qe != null ? c.qe.optimizedPlan() : firstLogicalLink(node.child());
   }
 
   /** Listener: the execution ended; release whatever it still holds. */
