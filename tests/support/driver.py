@@ -13,8 +13,10 @@ stdout (Spark's own output goes to stderr):
   (PySpark's handler cancels the jobs and raises KeyboardInterrupt)
   -> ``{"interrupted": bool, "error": ..., "elapsed": s}``
 * ``{"op": "status"}`` -> open handles, waits in progress, unreleased handles of the service
-* ``{"op": "stress", "tables": [...], "threads": 2, "seconds": 20, "seed": 1, "log": path}``:
-  the stress workload (see :func:`stress`) -> its summary
+* ``{"op": "stress_setup", "tables": [...], "location": dir, "first": bool}``: create (and, if
+  first, fill) the shared tables of the stress workload -> partitions per table
+* ``{"op": "stress", "tables": [...], "threads": 2, "seconds": 20, "seed": 1, "log": path,
+  "short_budget": {conf}}``: the stress workload (see :func:`stress`) -> its summary
 * ``{"op": "exit"}``
 
 UDFs registered: ``slow(x, seconds)`` sleeps then returns ``x``; ``boom(x)`` raises.
@@ -181,21 +183,51 @@ def statement(rng: random.Random, tables: list[str]) -> tuple[str, str]:
     return kind, f"ANALYZE TABLE {t} COMPUTE STATISTICS"
 
 
-def stress(spark, tables: list[str], threads: int, seconds: float, seed: int, log: str) -> dict:
-    """``threads`` sessions run random statements for ``seconds``; one JSON line per statement
-    (kind, sql, start/end ``monotonic_ns``, outcome, error) goes to ``log``."""
+def stress_setup(spark, tables: list[str], location: str, first: bool) -> dict:
+    """The shared tables: external parquet tables whose files live under ``location``, shared by
+    every driver (each driver has its own in-memory catalog, so each registers them itself).
+    The ``first`` driver writes the initial rows; the others find its partitions on disk."""
     for t in tables:
         spark.sql(
-            f"CREATE TABLE IF NOT EXISTS {t} (v INT, p STRING) USING parquet PARTITIONED BY (p)"
+            f"CREATE TABLE IF NOT EXISTS {t} (v INT, p STRING) USING parquet PARTITIONED BY (p) "
+            f"LOCATION '{os.path.join(location, t)}'"
         )
-        spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+        if first:
+            spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+        else:
+            spark.sql(f"MSCK REPAIR TABLE {t}")
+    return {t: spark.sql(f"SHOW PARTITIONS {t}").count() for t in tables}
+
+
+def stress(
+    spark,
+    threads: int,
+    seconds: float,
+    seed: int,
+    log: str,
+    tables: list[str],
+    short_budget: dict | None = None,
+) -> dict:
+    """``threads`` sessions run random statements for ``seconds``; one JSON line per statement
+    (kind, sql, start/end ``monotonic_ns``, outcome, error, budget) goes to ``log``.
+
+    Session 0 uses ``short_budget`` (lock.numRetries / lock.retryInterval) if given, so that the
+    LOCK_CONFLICT path runs under load too."""
     end = time.monotonic() + seconds
     out_lock = threading.Lock()
     counts = {"ok": 0, "conflict": 0, "failed": 0}
 
     def worker(k: int) -> None:
+        from sparklock.config import DEFAULTS
+        from sparklock.service import config_of
+
         rng = random.Random(seed * 1000 + k)
         session = spark.newSession()
+        if k == 0 and short_budget:
+            for key, value in short_budget.items():
+                session.conf.set(key, value)
+        keys = ("spark.sparklock.lock.numRetries", "spark.sparklock.lock.retryInterval")
+        budget = config_of({key: session.conf.get(key, DEFAULTS[key]) for key in keys}).lock.budget
         with open(log, "a", encoding="utf-8") as f:
             while time.monotonic() < end:
                 kind, sql = statement(rng, tables)
@@ -217,6 +249,7 @@ def stress(spark, tables: list[str], threads: int, seconds: float, seed: int, lo
                     "end": t1,
                     "outcome": outcome,
                     "error": err,
+                    "budget": budget,
                 }
                 with out_lock:
                     counts[outcome] += 1
@@ -356,15 +389,18 @@ def main(argv=None) -> int:
                         "unreleased": svc.unreleased(),
                     }
                 )
+            elif op == "stress_setup":
+                reply(stress_setup(spark, cmd["tables"], cmd["location"], bool(cmd["first"])))
             elif op == "stress":
                 reply(
                     stress(
                         spark,
-                        cmd["tables"],
                         int(cmd.get("threads", 2)),
                         float(cmd.get("seconds", 10)),
                         int(cmd.get("seed", 1)),
                         cmd["log"],
+                        cmd["tables"],
+                        cmd.get("short_budget"),
                     )
                 )
             elif op == "exit":
