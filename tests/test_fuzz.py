@@ -177,8 +177,12 @@ def lock_paths(zk: KazooClient, namespace: str) -> list[str]:
     return sorted(out)
 
 
-#: What a refused statement may raise: Spark's parse/analysis errors or a sparklock code.
-ACCEPTED = re.compile(r"^(ParseException|AnalysisException|IllegalArgumentException): ")
+#: What a refused statement may raise: Spark's parse/analysis errors, or the documented answer to
+#: a well-formed UNLOCK of an object that holds no lock (Hive's NOT_LOCKED).
+ACCEPTED = re.compile(
+    r"^(ParseException|AnalysisException|IllegalArgumentException): "
+    r"|SparkLockException: NOT_LOCKED: \w+ "
+)
 
 
 def _refused(e: Exception) -> bool:
