@@ -1,10 +1,12 @@
 """Benchmark 4: end-to-end locking overhead in Spark — locked vs unlocked statements.
 
 One local Spark session (``sparklock.configure``), parquet tables in a temporary warehouse. Every
-statement is timed from ``spark.sql(...)`` to its last row, in three modes switched at runtime on
+statement is timed from ``spark.sql(...)`` to its last row, in four modes switched at runtime on
 the same session (same JVM, same caches): unlocked (``spark.sparklock.enabled=false``: the shim
-passes straight through), the embedded manager, and the ZooKeeper manager (Hive's layout, on a
-ZooKeeper of its own on loopback). The modes take turns round by round, so that drift hits them
+passes straight through), the embedded manager, the ZooKeeper manager (Hive's layout, on a
+ZooKeeper of its own on loopback), and the embedded manager without the re-listing of the files
+read after the grant (``spark.sparklock.read.refreshListing=false``), which shows its cost.
+The modes take turns round by round, so that drift hits them
 alike; times are medians, the ratio is the median of each round's locked / unlocked pair.
 Statements: ``SELECT 1``, a pruned SELECT (one partition of 24), and a partitioned INSERT
 (``INSERT OVERWRITE ... PARTITION (ds=...) SELECT`` of one partition).
@@ -31,7 +33,9 @@ STATEMENTS = {
 ROUNDS = {"SELECT 1": 40, "pruned SELECT (1 of 24 partitions)": 30, "partitioned INSERT": 30}
 QUICK_ROUNDS = {"SELECT 1": 15, "pruned SELECT (1 of 24 partitions)": 10, "partitioned INSERT": 6}
 WARMUP = 10  # rounds (of all three modes) before timing: Spark's JIT settles slowly
-MODES = ("unlocked", "embedded", "zookeeper")
+MODES = ("unlocked", "embedded", "zookeeper", "embedded-nolist")
+#: embedded-nolist: embedded with spark.sparklock.read.refreshListing=false, to show what the
+#: re-listing of the files read after the grant costs
 
 
 def session(warehouse: str, zk_address: str):
@@ -59,7 +63,9 @@ def set_mode(spark, mode: str) -> None:
         spark.conf.set("spark.sparklock.enabled", "false")
     else:
         spark.conf.set("spark.sparklock.enabled", "true")
-        spark.conf.set("spark.sparklock.manager", mode)
+        spark.conf.set("spark.sparklock.manager", mode.removesuffix("-nolist"))
+        refresh = "false" if mode.endswith("-nolist") else "true"
+        spark.conf.set("spark.sparklock.read.refreshListing", refresh)
 
 
 def run(quick: bool = False) -> dict:
@@ -86,7 +92,8 @@ def run(quick: bool = False) -> dict:
                 )
                 for label, sql in STATEMENTS.items():
                     for i in range(WARMUP + rounds[label]):
-                        order = MODES[i % 3 :] + MODES[: i % 3]
+                        k = i % len(MODES)
+                        order = MODES[k:] + MODES[:k]
                         for mode in order:
                             set_mode(spark, mode)
                             t0 = time.perf_counter()
@@ -125,6 +132,9 @@ def run(quick: bool = False) -> dict:
             "ratio",
             "overhead",
             "ZooKeeper",
+            "ratio",
+            "overhead",
+            "embedded, no re-list",
             "ratio",
             "overhead",
         ],

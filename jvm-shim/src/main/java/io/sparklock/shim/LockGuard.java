@@ -47,7 +47,8 @@ import org.slf4j.LoggerFactory;
  *       execution end; without one ({@code df.rdd}) the locks are only checked (acquired and
  *       released at once) because nothing would ever release them.
  *   <li><b>Fencing.</b> While a synchronous action holds its locks, its thread carries the job tag
- *       {@link #fenceTag} of the handle, so every job it starts does too. If the locks are lost
+ *       {@link #fenceTag} of the handle, so every job it starts does too (RDD paths: the thread
+ *       that runs {@code doExecute} and submits their jobs). If the locks are lost
  *       (ZooKeeper session expired) Python cancels the jobs with that tag at once, and the release
  *       answers {@code LOCKS_LOST}: that error, not the job cancellation, is what the action
  *       throws, and an action whose jobs had already finished fails with it as well.
@@ -132,12 +133,15 @@ public final class LockGuard {
 
   /** The job tag of the jobs run while {@code handle} holds (Python: service.fence_tag). */
   static String fenceTag(String handle) {
-    return "sparklock-" + handle.replace(',', '_');
+    return FENCE_PREFIX + handle.replace(',', '_');
   }
+
+  private static final String FENCE_PREFIX = "sparklock-";
 
   private static <T> T runThenRelease(SparkContext sc, Held held, Supplier<T> body) {
     String tag = held.handle == null || held.handle.isEmpty() ? null : fenceTag(held.handle);
     if (tag != null) {
+      dropStaleFenceTags(sc);
       sc.addJobTag(tag);
     }
     T result;
@@ -170,6 +174,26 @@ public final class LockGuard {
         sc.removeJobTag(tag);
       } catch (RuntimeException e) {
         LOG.debug("sparklock: removing job tag {} failed: {}", tag, e.toString());
+      }
+    }
+  }
+
+  /**
+   * Removes from this thread the fence tags of handles no longer held. An RDD path tags the
+   * thread that submits its jobs and cannot untag it (its release runs on the listener thread),
+   * so a thread that runs such actions carries at most one stale tag, dropped here.
+   */
+  private static void dropStaleFenceTags(SparkContext sc) {
+    java.util.Set<String> live = new java.util.HashSet<>();
+    for (Held h : HELD.values()) {
+      if (h.handle != null && !h.handle.isEmpty() && !h.released.get()) {
+        live.add(fenceTag(h.handle));
+      }
+    }
+    for (scala.collection.Iterator<String> it = sc.getJobTags().iterator(); it.hasNext(); ) {
+      String t = it.next();
+      if (t.startsWith(FENCE_PREFIX) && !live.contains(t)) {
+        sc.removeJobTag(t);
       }
     }
   }
@@ -207,6 +231,13 @@ public final class LockGuard {
     }
     // A failure here leaves the release to the query-end listener (the execution is registered).
     afterGrant(c, node, held, () -> null).get();
+    if (!held.handle.isEmpty()) {
+      // Fencing: the jobs of an RDD path are submitted from the thread that runs doExecute (the
+      // serving thread of toLocalIterator / Arrow, or the action's own thread for foreach).
+      SparkContext sc = node.sparkContext();
+      dropStaleFenceTags(sc);
+      sc.addJobTag(fenceTag(held.handle));
+    }
   }
 
   /**

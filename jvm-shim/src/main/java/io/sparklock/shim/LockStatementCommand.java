@@ -193,6 +193,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
         request.put("mode", mode);
         request.put("sql", sqlText);
         request.set("object", resolveObject(session));
+        putCancelScope(classic(session).sparkContext(), request);
         command(session, request);
         rows = Collections.emptyList();
         break;
@@ -229,6 +230,18 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
       throw sneaky(e);
     }
     return rowsOf(parse(answer), "rows");
+  }
+
+  /** A LOCK TABLE wait ends on a cancellation of its thread's job group or tags (BRIDGE.md). */
+  private static void putCancelScope(org.apache.spark.SparkContext sc, ObjectNode request) {
+    request.put("jobGroup", sc.getLocalProperty("spark.jobGroup.id"));
+    List<String> tags = new ArrayList<>();
+    for (scala.collection.Iterator<String> it = sc.getJobTags().iterator(); it.hasNext(); ) {
+      tags.add(it.next());
+    }
+    tags.sort(null);
+    ArrayNode array = request.putArray("jobTags");
+    tags.forEach(array::add);
   }
 
   private ObjectNode request(SparkSession session, String statement) {
