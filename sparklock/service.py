@@ -17,7 +17,10 @@ Reliability rules (nothing leaked, nothing unprotected):
 * **Release failures are reported and retried.** A release that still fails after
   ``spark.sparklock.unlock.numRetries`` raises ``UNLOCK_FAILED`` to the statement, and the handle is
   kept and retried in the background until its locks are gone (released, or dead with the
-  session) -- see :meth:`LockService.unreleased`.
+  session) -- see :meth:`LockService.unreleased`. The retrier gives a handle up (one WARNING)
+  once retrying is pointless: its locks are lost (the session expired, or was presumed expired
+  after a whole session timeout without a server, see ``zkclient``) or its manager was closed
+  (``LockManager.close``, ``sparklock.managers.close_all``); the thread ends with the last one.
 * **Journal** (tests, audits): with ``SPARKLOCK_JOURNAL=<dir>`` (or :meth:`LockService.set_journal`)
   every grant and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each.
 """
@@ -79,6 +82,18 @@ FENCE_TAG_PREFIX = "sparklock-"
 
 #: How often handles whose release failed are retried in the background (seconds).
 UNRELEASED_RETRY_INTERVAL = 1.0
+
+
+def _pointless(held: HeldLocks) -> str | None:
+    """Why retrying the release of ``held`` is pointless, or None while it is not.
+
+    Lost locks are gone (their release is a no-op); a closed manager is not to be used any
+    more (its connection goes with its last user)."""
+    if held.lost:
+        return f"its locks are lost: {held.lost_reason}"
+    if held.manager is not None and held.manager.closed:
+        return f"its {held.manager.kind} lock manager is closed"
+    return None
 
 
 def fence_tag(handle: str) -> str:
@@ -302,21 +317,34 @@ class LockService:
             return sorted(self._unreleased)
 
     def retry_unreleased(self) -> int:
-        """One retry of every failed release; returns how many are still unreleased."""
+        """One retry of every failed release; returns how many are still unreleased.
+
+        Handles for which retrying is pointless (:func:`_pointless`) are dropped, with one
+        WARNING naming them and why.
+        """
         with self._guard:
             pending = list(self._unreleased.items())
+        given_up: list[str] = []
         for handle, held in pending:
-            try:
-                held.release()  # a lost (expired) handle's release is a no-op
-            except SparkLockError as e:
-                log.debug("sparklock: releasing %s again failed: %s", handle, e)
-                continue
-            except Exception:
-                log.exception("sparklock: releasing %s again failed", handle)
-                continue
-            log.warning("sparklock: the locks of %s are released now", handle)
+            why = _pointless(held)
+            if why is None:
+                try:
+                    held.release()
+                except SparkLockError as e:
+                    log.debug("sparklock: releasing %s again failed: %s", handle, e)
+                    continue
+                except Exception:
+                    log.exception("sparklock: releasing %s again failed", handle)
+                    continue
+                why = _pointless(held)  # lost while we tried: the release was a no-op
+                if why is None:
+                    log.warning("sparklock: the locks of %s are released now", handle)
+            if why is not None:
+                given_up.append(f"{handle} ({why})")
             with self._guard:
                 self._unreleased.pop(handle, None)
+        if given_up:
+            log.warning("sparklock: gave up releasing %s", "; ".join(given_up))
         with self._guard:
             return len(self._unreleased)
 

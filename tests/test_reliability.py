@@ -4,8 +4,9 @@ Every test produces its fault for real -- a UDF raising inside a job, an analysi
 conflict, ``cancelAllJobs``/``cancelJobGroup`` from another thread (while the query runs and while
 it still waits for its locks), SIGINT during ``collect()`` and SIGKILL of a separate driver
 process, a ZooKeeper server restarted, one member of a 3-server ensemble killed, the session
-expired under a running query, the server stopped during release -- and then checks that the
-lock tree holds exactly what it should: no implicit lock left, explicit ones untouched.
+expired under a running query, the server stopped during release (for a moment, or for good)
+-- and then checks that the lock tree holds exactly what it should: no implicit lock left,
+explicit ones untouched.
 
 One local Spark session for the module on the ZooKeeper manager; each test switches it to its own
 namespace (and, for the server faults, its own server) with ``spark.conf.set`` -- the lock
@@ -14,6 +15,7 @@ settings are read per statement. Separate drivers are ``tests/support/driver.py`
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -27,8 +29,9 @@ from kazoo.exceptions import NoNodeError  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
+from sparklock.errors import LockManagerUnavailableError, UnlockError  # noqa: E402
 from sparklock.managers import get_manager  # noqa: E402
-from sparklock.service import config_of, get_service  # noqa: E402
+from sparklock.service import LockService, config_of, get_service  # noqa: E402
 from tests.support.driver import Driver  # noqa: E402
 from tests.support.zookeeper import ZooKeeperEnsemble, ZooKeeperServer  # noqa: E402
 
@@ -101,6 +104,9 @@ def ns(spark, zk_server, zk_namespace):
     spark.conf.set("spark.sparklock.zookeeper.quorum", zk_server.address)
     spark.conf.set("spark.sparklock.zookeeper.namespace", zk_namespace)
     yield zk_namespace
+    manager = _session_manager(spark)
+    if manager.quorum != zk_server.address:
+        manager.close()  # the test's own server is gone: leave no client reconnecting to it
     for key in LOCK_KEYS:
         spark.conf.unset(key)
     spark.conf.set("spark.sparklock.manager", "zookeeper")
@@ -422,10 +428,15 @@ def test_ensemble_member_killed_while_queries_hold_locks(spark, ns):
             zk.close()
 
 
-def _shared_client(spark):
+def _session_manager(spark):
+    """The ZooKeeper manager the session's statements use now."""
     conf = {k: spark.conf.get(k) for k in LOCK_KEYS if spark.conf.get(k, None)}
     conf["spark.sparklock.manager"] = "zookeeper"
-    return get_manager(config_of(conf)).shared_client.client
+    return get_manager(config_of(conf))
+
+
+def _shared_client(spark):
+    return _session_manager(spark).shared_client.client
 
 
 def test_unlock_failure_is_reported_then_cleaned_up(spark, ns):
@@ -460,6 +471,203 @@ def test_unlock_failure_is_reported_then_cleaned_up(spark, ns):
         finally:
             zk.stop()
             zk.close()
+
+
+# -- the background release retry gives up when it is pointless ---------------------------------
+RETRIER = "sparklock-unlock-retry"
+
+
+def retriers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == RETRIER]
+
+
+def retry_conf(address: str, namespace: str, session_timeout: str) -> dict[str, str]:
+    """Fail a release fast: 2 attempts, each waiting 500 ms for a connection."""
+    return {
+        "spark.sparklock.manager": "zookeeper",
+        "spark.sparklock.zookeeper.quorum": address,
+        "spark.sparklock.zookeeper.namespace": namespace,
+        "spark.sparklock.zookeeper.sessionTimeout": session_timeout,
+        "spark.sparklock.zookeeper.connectionTimeout": "500ms",
+        "spark.sparklock.unlock.numRetries": "2",
+    }
+
+
+def insert_facts(conf: dict[str, str], partition: str) -> dict:
+    """What the JVM reports for ``INSERT INTO pt PARTITION (p=<partition>) ...``."""
+    return {
+        "session": "retry-session",
+        "executionId": partition,
+        "sql": f"INSERT INTO pt PARTITION (p='{partition}') SELECT 1",
+        "conf": conf,
+        "writes": [
+            {
+                "kind": "table",
+                "database": "default",
+                "table": "pt",
+                "partitionColumns": ["p"],
+                "staticPartition": {"p": partition},
+            }
+        ],
+    }
+
+
+def acquire_within(svc: LockService, facts: dict, timeout: float) -> str:
+    """Acquire, trying again while the client cannot connect yet (500 ms connection timeout on
+    a freshly restarted server)."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return svc.acquire(facts)
+        except LockManagerUnavailableError:
+            if time.monotonic() > end:
+                raise
+
+
+def gave_up(records: list[logging.LogRecord]) -> list[str]:
+    return [
+        r.getMessage()
+        for r in records
+        if r.levelno == logging.WARNING and r.getMessage().startswith("sparklock: gave up")
+    ]
+
+
+def test_release_retry_gives_up_when_zookeeper_is_gone_for_good(zk_namespace, caplog):
+    """Kill the server for good while a statement's release fails: the handle is kept at first;
+    once the client has been disconnected for a whole session timeout (4 s) the session is
+    presumed expired (Curator's simulation), the held set is marked lost (its fencer runs), the
+    retrier drops the handle with one WARNING, and its thread ends. The kazoo client is abandoned
+    (no reconnect loop to a dead server is left running).
+
+    Then the server is started again on its data, to look at what was left: another session's
+    LOCK TABLE lock (persistent) untouched, and the written-off ephemeral locks gone with their
+    session, which nobody resumed; the manager works again on a new session."""
+    svc = LockService()
+    fenced: list[tuple[str, str]] = []
+    svc.add_fencer(lambda handle, reason: fenced.append((handle, reason)))
+    caplog.set_level(logging.WARNING, logger="sparklock")
+    with ZooKeeperServer() as server:
+        conf = retry_conf(server.address, zk_namespace, "4s")
+        table = {"database": "default", "table": "t"}
+        lock = {"statement": "LOCK", "object": table, "mode": "EXCLUSIVE", "session": "other"}
+        svc.command({**lock, "conf": conf})
+        handle = svc.acquire(insert_facts(conf, "g"))
+        held = svc.held(handle)
+        assert held is not None and any(i.name == "default@pt@p=g" for i in held.locks)
+        manager = held.manager
+        held_session = manager.session_id
+        try:
+            died = time.monotonic()  # kazoo cannot see it go before this
+            server.stop(kill=True)
+            with pytest.raises(UnlockError, match="UNLOCK_FAILED: .*p=g/LOCK-EXCLUSIVE-"):
+                svc.release(handle)
+            assert time.monotonic() - died < 4.0, "the release took the whole session timeout"
+            assert svc.unreleased() == [handle]  # reported and kept at first
+            assert not held.lost and fenced == []
+            assert retriers()
+            assert wait_for(lambda: svc.unreleased() == [], 15), svc.unreleased()
+            given_up_after = time.monotonic() - died
+            assert wait_for(lambda: not retriers(), 5), retriers()
+            assert held.lost and "ZooKeeper session" in str(held.lost_reason)
+            assert fenced == [(handle, held.lost_reason)]
+            assert given_up_after >= 4.0  # not before the session can have expired
+            [warning] = gave_up(caplog.records)
+            assert handle in warning and "its locks are lost" in warning
+            assert manager.shared_client.client is None  # abandoned, not reconnecting
+            print(
+                f"\nhandle given up {given_up_after:.2f} s after the server died (session "
+                f"timeout 4 s): {held.lost_reason}"
+            )
+            server.start()
+            zk = KazooClient(hosts=server.address)
+            zk.start(10)
+            try:
+                assert wait_for(lambda: lock_types(zk, zk_namespace) == [("default/t", "EXPLICIT")])
+                again = acquire_within(svc, insert_facts(conf, "h"), 15)
+                assert manager.session_id not in (None, held_session)
+                svc.release(again)
+                svc.command({**lock, "statement": "UNLOCK", "conf": conf})
+                assert lock_nodes(zk, zk_namespace) == {}
+            finally:
+                zk.stop()
+                zk.close()
+        finally:
+            manager.close()
+
+
+def test_no_presumed_expiry_when_zookeeper_is_back_in_time(zk_namespace):
+    """A short outage (kill, restart on the same data) within the 8 s session timeout: the
+    session survives, nothing is written off even after 8 s since the disconnect, the release
+    that failed during the outage is retried and done, and the other lock set is still held
+    and released normally."""
+    svc = LockService()
+    fenced: list[tuple[str, str]] = []
+    svc.add_fencer(lambda handle, reason: fenced.append((handle, reason)))
+    with ZooKeeperServer() as server:
+        conf = retry_conf(server.address, zk_namespace, "8s")
+        kept = svc.acquire(insert_facts(conf, "k"))
+        failing = svc.acquire(insert_facts(conf, "f"))
+        held = svc.held(kept)
+        manager = held.manager
+        session = manager.session_id
+        try:
+            died = time.monotonic()  # kazoo cannot see it go before this
+            server.stop(kill=True)
+            with pytest.raises(UnlockError, match="UNLOCK_FAILED"):
+                svc.release(failing)
+            assert svc.unreleased() == [failing]
+            server.start()  # same port and data: the session (and its ephemeral nodes) survive
+            assert wait_for(lambda: manager.shared_client.connected, 10)
+            outage = time.monotonic() - died
+            assert outage < 8.0, "the outage outlasted the session timeout"
+            print(f"\nreconnected {outage:.2f} s after the server died (session timeout 8 s)")
+            # Past the session timeout since the disconnect: a simulation that was not called
+            # off by the reconnection would have fired by then.
+            assert not wait_for(lambda: fenced or held.lost, died + 9.0 - time.monotonic())
+            assert manager.session_id == session
+            assert wait_for(lambda: svc.unreleased() == [], 10), svc.unreleased()
+            assert wait_for(lambda: not retriers(), 5), retriers()
+            zk = KazooClient(hosts=server.address)
+            zk.start(10)
+            try:
+                nodes = lock_nodes(zk, zk_namespace)
+                assert {p.split("/")[-2] for p in nodes} == {"default", "pt", "p=k"}
+                assert {zk.exists(p).ephemeralOwner for p in nodes} == {session}
+                svc.release(kept)  # normally: no error
+                assert lock_nodes(zk, zk_namespace) == {}
+            finally:
+                zk.stop()
+                zk.close()
+            assert fenced == [] and not held.lost
+        finally:
+            manager.close()
+
+
+def test_closing_the_manager_ends_the_release_retry(zk_namespace, caplog):
+    """A release retried in the background (session timeout 30 s: no presumed expiry in
+    sight) stops being retried when its manager is closed: one WARNING, the thread ends."""
+    svc = LockService()
+    caplog.set_level(logging.WARNING, logger="sparklock")
+    with ZooKeeperServer() as server:
+        handle = svc.acquire(insert_facts(retry_conf(server.address, zk_namespace, "30s"), "c"))
+        manager = svc.held(handle).manager
+        try:
+            server.stop(kill=True)
+            with pytest.raises(UnlockError, match="UNLOCK_FAILED"):
+                svc.release(handle)
+            assert svc.unreleased() == [handle] and retriers()
+            manager.close()
+            closed = time.monotonic()
+            assert wait_for(lambda: svc.unreleased() == [], 10), svc.unreleased()
+            assert wait_for(lambda: not retriers(), 5), retriers()
+            [warning] = gave_up(caplog.records)
+            assert handle in warning and "closed" in warning
+            print(f"\nhandle given up {time.monotonic() - closed:.2f} s after the close")
+        finally:
+            manager.close()
+    fresh = get_manager(config_of(retry_conf(server.address, zk_namespace, "30s")))
+    assert fresh is not manager and not fresh.closed  # a closed manager is not handed out again
+    fresh.close()
 
 
 # -- separate drivers: SIGINT and SIGKILL -------------------------------------------------------

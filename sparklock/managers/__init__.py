@@ -17,11 +17,11 @@ _registry_lock = threading.Lock()
 
 
 def get_manager(config: SparkLockConfig) -> LockManager:
-    """The process-wide manager for ``config`` (created on first use)."""
+    """The process-wide manager for ``config`` (created on first use, and again once closed)."""
     key = config.settings_key()
     with _registry_lock:
         manager = _registry.get(key)
-        if manager is None:
+        if manager is None or manager.closed:
             manager = _create(config)
             _registry[key] = manager
         return manager

@@ -127,6 +127,12 @@ class LockManager(ABC):
     def __init__(self, settings: LockSettings | None = None) -> None:
         self.settings = settings or LockSettings()
         self.client_address = local_client_address()
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran (the service then stops retrying releases through it)."""
+        return self._closed
 
     # -- the public API -----------------------------------------------------------------------
     def acquire(
@@ -218,7 +224,7 @@ class LockManager(ABC):
 
     def close(self) -> None:
         """Release what the manager holds open (connections); held locks are not touched."""
-        return None
+        self._closed = True
 
 
 def conflict_error(refusal: Refusal, attempts: int, waited: float) -> LockConflictError:

@@ -9,6 +9,12 @@ Besides the connection, the shared client owns:
 
 * the session *generation*: a counter bumped whenever the session is lost (expired or closed), so
   a manager can tell which of its ephemeral locks died with which session;
+* Curator's *session expiration simulation*: kazoo reports a session LOST only when a server it
+  reconnects to says so, and stays SUSPENDED for as long as no server answers. A client
+  disconnected for longer than the session timeout has certainly lost its session on the server
+  side, so the shared client then declares it lost itself and abandons it (a new kazoo client,
+  hence a new session, is started on next use; the old one must never be resumed, or ephemeral
+  locks this process has written off would live on with it);
 * a worker thread that tells subscribers about lost sessions (kazoo's state listener runs on its
   connection thread and must not block, so it only records the change and hands it over);
 * batched reads: many ``getChildren``/``getData`` in one ``multiRead`` request (ZooKeeper 3.6+),
@@ -22,9 +28,11 @@ owner, so the grant rule can ignore a session's own explicit (``LOCK TABLE``) lo
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
 import threading
+import time
 import warnings
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -283,6 +291,9 @@ class OwnerRegistry:
 
 SessionListener = Callable[[int, str], None]
 
+#: Wakes the worker so that it recomputes how long to wait (a suspension started).
+_WAKE = object()
+
 
 class SharedZooKeeperClient:
     """One kazoo client (one ZooKeeper session at a time) shared by everything in the process."""
@@ -301,6 +312,11 @@ class SharedZooKeeperClient:
         self._events: queue.Queue = queue.Queue()
         self._worker: threading.Thread | None = None
         self._stopping = False
+        # Guards the state the connection thread's listener writes (it must never wait on
+        # ``_lock``, which ``ensure_started`` holds while it waits for that very thread).
+        self._state_lock = threading.Lock()
+        self._current: KazooClient | None = None  # whose state changes count
+        self._suspended: tuple[KazooClient, float] | None = None  # and when it is presumed lost
 
     # -- lifecycle ----------------------------------------------------------------------------
     def ensure_started(self) -> KazooClient:
@@ -320,7 +336,9 @@ class SharedZooKeeperClient:
                 timeout=self.session_timeout,
                 connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 1.0},
             )
-            client.add_listener(self._on_state)
+            client.add_listener(functools.partial(self._on_state, client))
+            with self._state_lock:
+                self._current = client
             self._stopping = False
             try:
                 with warnings.catch_warnings():
@@ -356,6 +374,10 @@ class SharedZooKeeperClient:
 
     def _stop_client(self, client: KazooClient) -> None:
         self._stopping = True
+        self._shut(client)
+
+    @staticmethod
+    def _shut(client: KazooClient) -> None:
         try:
             client.stop()
             client.close()
@@ -375,6 +397,8 @@ class SharedZooKeeperClient:
             client, self.client = self.client, None
             if client is not None:
                 self._stop_client(client)
+            with self._state_lock:
+                self._current = self._suspended = None
             if self._worker is not None:
                 self._events.put(None)
                 self._worker = None
@@ -382,33 +406,88 @@ class SharedZooKeeperClient:
             return True
 
     # -- connection state ---------------------------------------------------------------------
-    def _on_state(self, state: str) -> None:
+    def _on_state(self, client: KazooClient, state: str) -> None:
         """kazoo's listener, on its connection thread: record and hand over, never block."""
+        with self._state_lock:
+            if client is not self._current:
+                return  # an abandoned client's last words: its session was written off already
+            self._suspended = (
+                (client, time.monotonic() + self.session_timeout)
+                if state == KazooState.SUSPENDED
+                else None
+            )
+            lost = self.generation
+            if state == KazooState.LOST:
+                self.generation = lost + 1
         if state == KazooState.CONNECTED:
             self._connected.set()
         elif state == KazooState.SUSPENDED:
             self._connected.clear()
             log.warning("sparklock: ZooKeeper connection to %s suspended", self.quorum)
+            self._events.put(_WAKE)
         elif state == KazooState.LOST:
             self._connected.clear()
-            lost = self.generation
-            self.generation = lost + 1
             reason = "ZooKeeper session closed" if self._stopping else "ZooKeeper session expired"
             self._events.put((lost, reason))
 
     def _run_worker(self) -> None:
         while True:
-            event = self._events.get()
+            with self._state_lock:
+                suspended = self._suspended
+            wait = None if suspended is None else max(0.0, suspended[1] - time.monotonic())
+            try:
+                event = self._events.get(timeout=wait)
+            except queue.Empty:
+                assert suspended is not None
+                self._presume_expired(suspended)
+                continue
             if event is None:
                 return
-            lost, reason = event
-            if not self._stopping:
-                log.error("sparklock: %s (%s); implicit locks of it are gone", reason, self.quorum)
-            for listener in list(self._listeners):
-                try:
-                    listener(lost, reason)
-                except Exception:
-                    log.exception("sparklock: session listener failed")
+            if event is not _WAKE:
+                self._notify(*event)
+
+    def _presume_expired(self, suspended: tuple[KazooClient, float]) -> None:
+        """Suspended for a whole session timeout: the servers have expired the session (no
+        heartbeat reached them), so its ephemeral locks are gone; say so as a LOST would.
+
+        The timeout is the one requested: kazoo 2.11 does not keep the negotiated one (a local
+        of its ``ConnectionHandler._connect``). A server that negotiated it down expires the
+        session earlier than this (found late, as before); one that raised it to its
+        ``minSessionTimeout`` later (found early: the locks are written off while still held,
+        which fails statements but lets no one in).
+
+        The client is abandoned, not left to reconnect: a server that was down for good or
+        restarted may still resume the session, and the write-off must hold. Its session ends
+        on the servers at its timeout (or at once, through the close, if it reconnected
+        meanwhile); the next request starts a new client and session.
+        """
+        client = suspended[0]
+        with self._state_lock:
+            if self._suspended is not suspended:
+                return  # reconnected, or lost for real, meanwhile
+            self._suspended = None
+            self._current = None
+            lost = self.generation
+            self.generation = lost + 1
+        with self._lock:
+            if self.client is client:
+                self.client = None
+        self._notify(
+            lost,
+            f"ZooKeeper session presumed expired (disconnected for more than its "
+            f"{self.session_timeout:g} s session timeout)",
+        )
+        self._shut(client)
+
+    def _notify(self, lost: int, reason: str) -> None:
+        """Tell the session listeners (on the worker thread: they may block)."""
+        if not self._stopping:
+            log.error("sparklock: %s (%s); implicit locks of it are gone", reason, self.quorum)
+        for listener in list(self._listeners):
+            try:
+                listener(lost, reason)
+            except Exception:
+                log.exception("sparklock: session listener failed")
 
     def add_session_listener(self, listener: SessionListener) -> None:
         """``listener(lost_generation, reason)`` runs on a worker thread after a session loss."""

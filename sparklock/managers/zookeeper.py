@@ -1110,7 +1110,16 @@ class ZooKeeperLockManager(LockManager):
             if failed:
                 if live is not None:
                     with self._lock:
-                        self._live[id(held)] = live
+                        gone = live.generation != self._shared.generation
+                        if not gone:
+                            self._live[id(held)] = live
+                    if gone:
+                        # The session was lost while we tried (out of ``_live`` meanwhile, so
+                        # ``_on_session_lost`` did not see it): the nodes went with it.
+                        self._owners.forget(paths)
+                        held.mark_lost("ZooKeeper session lost while its locks were released")
+                        held.released = True
+                        return
                 raise UnlockError(
                     f"could not release {len(failed)} lock(s) of query {held.query_id} in "
                     f"ZooKeeper {self.quorum} after {self.settings.unlock_num_retries} "
