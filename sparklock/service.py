@@ -27,6 +27,7 @@ Reliability rules (nothing leaked, nothing unprotected):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
@@ -34,7 +35,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,29 +158,16 @@ class LockService:
             return ""
         query_id = self._query_id(session, facts.get("executionId"))
         query = facts.get("sql") or plan.command
-        wait = _Wait(
-            session,
-            facts.get("jobGroup") or None,
-            frozenset(str(t) for t in facts.get("jobTags") or ()),
-        )
-        with self._guard:
-            self._waits[id(wait)] = wait
-        try:
+        with self._cancellable(session, facts) as cancel:
             held = get_manager(config).acquire(
                 requests,
                 owner=owner,
                 query_id=query_id,
                 query_string=str(query),
                 settings=config.lock,
-                cancel=wait.event,
+                cancel=cancel,
                 with_ancestors=False,  # the lock set above already has them
             )
-        except AcquisitionCancelled as e:
-            name = str(e).rsplit(" lock on ", 1)[-1]
-            raise WaitCancelledError(name, wait.reason or "a cancellation") from None
-        finally:
-            with self._guard:
-                self._waits.pop(id(wait), None)
         handle = f"{query_id}#{next(self._ids)}"
         with self._guard:
             self._held[handle] = held
@@ -203,6 +191,29 @@ class LockService:
         return handle
 
     # -- cancellation ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _cancellable(self, session: str, scope: Mapping[str, Any]) -> Iterator[threading.Event]:
+        """A wait that :meth:`cancel_waits` can end: yields the manager's cancel event and turns
+        the manager's cancellation into ``LOCK_WAIT_CANCELLED`` naming what cancelled it.
+
+        ``scope`` carries the ``jobGroup`` / ``jobTags`` of the waiting thread (facts, or a LOCK
+        TABLE request)."""
+        wait = _Wait(
+            session,
+            scope.get("jobGroup") or None,
+            frozenset(str(t) for t in scope.get("jobTags") or ()),
+        )
+        with self._guard:
+            self._waits[id(wait)] = wait
+        try:
+            yield wait.event
+        except AcquisitionCancelled as e:
+            name = str(e).rsplit(" lock on ", 1)[-1]
+            raise WaitCancelledError(name, wait.reason or "a cancellation") from None
+        finally:
+            with self._guard:
+                self._waits.pop(id(wait), None)
+
     def cancel_waits(
         self,
         *,
@@ -253,6 +264,10 @@ class LockService:
 
     def _fence(self, handle: str, reason: str) -> None:
         with self._guard:
+            if handle not in self._held:
+                # its statement has ended (released, or kept only for the release retry): its
+                # fence tag may sit on a thread that now runs other work
+                return
             fencers = list(self._fencers)
         log.error("sparklock: fencing %s (%s)", handle, reason)
         for f in fencers:
@@ -426,14 +441,16 @@ class LockService:
                 obj = object_of(request["object"])
                 mode = LockMode.parse(str(request.get("mode", "")))
                 session = str(request.get("session") or "")
-                get_manager(config).acquire(
-                    [LockRequest(obj, mode)],
-                    owner=session,
-                    query_id=self._query_id(session, "lock"),
-                    query_string=str(request.get("sql") or f"LOCK {obj.name} {mode.value}"),
-                    lock_type=LockType.EXPLICIT,
-                    settings=config.lock,
-                )
+                with self._cancellable(session, request) as cancel:
+                    get_manager(config).acquire(
+                        [LockRequest(obj, mode)],
+                        owner=session,
+                        query_id=self._query_id(session, "lock"),
+                        query_string=str(request.get("sql") or f"LOCK {obj.name} {mode.value}"),
+                        lock_type=LockType.EXPLICIT,
+                        settings=config.lock,
+                        cancel=cancel,
+                    )
             return [], []
         if statement == "UNLOCK":
             if config.enabled:

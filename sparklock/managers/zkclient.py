@@ -504,7 +504,12 @@ class SharedZooKeeperClient:
         return self._connected.is_set()
 
     def wait_connected(self, timeout: float) -> bool:
-        self.ensure_started()
+        """Whether the client is connected within ``timeout``; never raises (a pause between
+        retries: a client abandoned after a presumed expiry may fail to start again)."""
+        try:
+            self.ensure_started()
+        except LockManagerUnavailableError:
+            return False
         return self._connected.wait(max(0.0, timeout))
 
     @property

@@ -660,6 +660,10 @@ class ZooKeeperLockManager(LockManager):
                 except (*TRANSIENT_ERRORS, KazooException, LockManagerUnavailableError) as exc:
                     log.debug("sparklock: unread release failed (%r); reading first", exc)
             try:
+                # a release must not wait out a whole session timeout for the connection (the
+                # read would queue in kazoo): fail fast into the bounded, step-by-step deletes
+                if not self._shared.wait_connected(self._release_wait):
+                    raise _NotConnected(f"not connected to ZooKeeper {self.quorum}")
                 listing = self._read([(CHILDREN, o) for o in objects], "releasing locks")
                 empty = self._empty_after(paths, objects, listing)
                 ops += [("delete", o) for o in empty]
