@@ -155,11 +155,11 @@ P1 = "default@t@p=1"
 # (statement, exact EXPLAIN LOCKS rows, whether it also runs on parquet tables here)
 ROWS = [
     # views: SHARED on the view and on everything it reads; temporary views lock what they read
-    ("SELECT * FROM v", [D, S(T), S(V)], True),
+    ("SELECT * FROM v", [D, S(T), S(P1), S(V)], True),
     ("SELECT * FROM v WHERE p = '1'", [D, S(T), S(P1), S(V)], True),
     ("SELECT * FROM tv", [D, S(U)], True),
-    ("CREATE VIEW v2 AS SELECT * FROM t", [D, S(T), X("default@v2")], True),
-    ("CREATE TEMPORARY VIEW tv2 AS SELECT * FROM t", [D, S(T)], True),
+    ("CREATE VIEW v2 AS SELECT * FROM t", [D, S(T), S(P1), X("default@v2")], True),
+    ("CREATE TEMPORARY VIEW tv2 AS SELECT * FROM t", [D, S(T), S(P1)], True),
     ("ALTER VIEW v AS SELECT * FROM u", [D, S(U), X(V)], True),
     ("ALTER VIEW v SET TBLPROPERTIES ('k'='v')", [D, X(V)], True),
     ("ALTER VIEW v WITH SCHEMA BINDING", [D, X(V)], True),
@@ -188,7 +188,7 @@ ROWS = [
     ("ALTER TABLE t SET SERDE 'x'", [D, S(T)], False),
     ("ALTER TABLE t PARTITION (p='1') SET SERDEPROPERTIES ('a'='b')", [D, S(T), S(P1)], False),
     ("CREATE TABLE n1 (a INT) USING parquet", [D, X("default@n1")], True),
-    ("CREATE TABLE n2 USING parquet AS SELECT * FROM t", [D, S(T), X("default@n2")], True),
+    ("CREATE TABLE n2 USING parquet AS SELECT * FROM t", [D, S(T), S(P1), X("default@n2")], True),
     ("CREATE TABLE n3 LIKE t", [D, X("default@n3"), S(T)], True),
     ("LOAD DATA LOCAL INPATH '/tmp/x' INTO TABLE t PARTITION (p='1')", [D, S(T), X(P1)], False),
     ("LOAD DATA LOCAL INPATH '/tmp/x' OVERWRITE INTO TABLE u", [D, X(U)], False),
@@ -197,7 +197,7 @@ ROWS = [
     ("ANALYZE TABLE u COMPUTE STATISTICS FOR COLUMNS a", [D, S(U)], True),
     ("ANALYZE TABLES IN default COMPUTE STATISTICS NOSCAN", [D], True),
     ("CACHE TABLE u", [D, S(U)], True),
-    ("CACHE LAZY TABLE v", [D, S(T), S(V)], True),
+    ("CACHE LAZY TABLE v", [D, S(T), S(P1), S(V)], True),
     ("CACHE TABLE c AS SELECT * FROM u", [D, S(U)], True),
     ("UNCACHE TABLE IF EXISTS u", [D, S(U)], True),
     ("REFRESH TABLE t", [D, S(T)], True),
@@ -222,7 +222,7 @@ ROWS = [
     ("DESCRIBE DATABASE d2", [S("d2")], True),
     ("SHOW TABLES", [], True),
     # inserts
-    ("INSERT INTO u SELECT a FROM t", [D, S(T), X(U), W("u")], True),
+    ("INSERT INTO u SELECT a FROM t", [D, S(T), S(P1), X(U), W("u")], True),
     (
         "INSERT OVERWRITE TABLE t PARTITION (p='1') SELECT a FROM u",
         [D, S(T), S(U), X(P1), W("t")],
@@ -231,7 +231,7 @@ ROWS = [
     # v2 commands of the session catalog (parquet tables cannot run them: analysed only)
     ("DELETE FROM u WHERE a = 1", [D, X(U)], False),
     ("UPDATE u SET a = 2", [D, X(U)], False),
-    ("MERGE INTO u USING t ON u.a = t.a WHEN MATCHED THEN DELETE", [D, S(T), X(U)], False),
+    ("MERGE INTO u USING t ON u.a = t.a WHEN MATCHED THEN DELETE", [D, S(T), S(P1), X(U)], False),
 ]
 
 
@@ -249,7 +249,7 @@ def test_insert_overwrite_directory_locks_the_path(spark, tmp_path):
     fresh(spark)
     out = tmp_path / "dir"
     stmt = f"INSERT OVERWRITE DIRECTORY '{out}' USING parquet SELECT * FROM t"
-    expected = [D, S(T), S("_sparklock-paths"), X(path_name(f"file:{out}"))]
+    expected = [D, S(T), S(P1), S("_sparklock-paths"), X(path_name(f"file:{out}"))]
     assert explain(spark, stmt) == sorted(expected)
     assert requested(spark, lambda: spark.sql(stmt)) == sets(expected)
 
@@ -306,7 +306,7 @@ def test_save_as_table_existing(spark, mode):
 def test_save_as_table_new(spark):
     fresh(spark)
     got = requested(spark, lambda: spark.table("t").write.saveAsTable("n1"))
-    assert got == sets([D, S(T), X("default@n1")])
+    assert got == sets([D, S(T), S(P1), X("default@n1")])
     assert spark.table("n1").count() == 1
 
 
@@ -435,13 +435,13 @@ def held_while(spark, action, wanted) -> list[tuple[str, str]]:
 def test_select_holds_shared_while_running(spark, slow_udf):
     fresh(spark)
     seen = held_while(spark, lambda: spark.sql("SELECT slow(a) FROM t").collect(), [S(T)])
-    assert seen == sorted([D, S(T)])
+    assert seen == sorted([D, S(T), S(P1)])
 
 
 def test_insert_holds_its_lock_set_while_running(spark, slow_udf):
     fresh(spark)
     seen = held_while(spark, lambda: spark.sql("INSERT INTO u SELECT slow(a) FROM t"), [X(U), S(T)])
-    assert seen == sorted([D, S(T), X(U), W("u")])
+    assert seen == sorted([D, S(T), S(P1), X(U), W("u")])
 
 
 def test_ctas_holds_the_new_table_exclusive_while_running(spark, slow_udf):
@@ -457,7 +457,7 @@ def test_ctas_holds_the_new_table_exclusive_while_running(spark, slow_udf):
 def test_dataframe_action_holds_shared_while_running(spark, slow_udf):
     fresh(spark)
     df = spark.table("t").selectExpr("slow(a) AS a")
-    assert held_while(spark, df.collect, [S(T)]) == sorted([D, S(T)])
+    assert held_while(spark, df.collect, [S(T)]) == sorted([D, S(T), S(P1)])
 
 
 @pytest.mark.parametrize(

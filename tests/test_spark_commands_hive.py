@@ -126,7 +126,7 @@ ROWS = [
     ("SELECT * FROM h WHERE p = '1'", [D, S(H), S(HP1)]),
     ("SELECT * FROM hu", [D, S(HU)]),
     ("INSERT INTO h PARTITION (p='1') SELECT a FROM hu", [D, S(HU), S(H), X(HP1), W("h")]),
-    ("INSERT OVERWRITE TABLE hu SELECT a FROM h", [D, S(H), X(HU), W("hu")]),
+    ("INSERT OVERWRITE TABLE hu SELECT a FROM h", [D, S(H), S(HP1), X(HU), W("hu")]),
     ("CREATE TABLE hn (a INT) STORED AS ORC", [D, X("default@hn")]),
     ("CREATE TABLE hn STORED AS PARQUET AS SELECT a FROM hu", [D, S(HU), X("default@hn")]),
     ("CREATE TABLE hn LIKE h", [D, S(H), X("default@hn")]),

@@ -137,6 +137,18 @@ CASES = {
         "WHERE x.k IN (SELECT k FROM c) AND x.k <= (SELECT max(k) FROM c)",
         [("default", S), ("default@a", S), ("default@b", S), ("default@c", S)],
     ),
+    "full_read_of_a_partitioned_table": (
+        # no filter, no pruning: every partition is read, so each is locked (Hive does the same;
+        # a partition writer takes only SHARED on the table and must still conflict)
+        "SELECT slow(v) FROM pt",
+        [
+            ("default", S),
+            ("default@pt", S),
+            ("default@pt@p=1", S),
+            ("default@pt@p=2", S),
+            ("default@pt@p=3", S),
+        ],
+    ),
     "pruned_read_one_level": (
         "SELECT slow(v) FROM pt WHERE p = '1'",
         [("default", S), ("default@pt", S), ("default@pt@p=1", S)],

@@ -301,7 +301,43 @@ public final class FactsExtractor {
           continue;
         }
         PartitionsRead pr = partitions.get(e.getKey());
-        ref.put("partitions", pr == null || pr.all ? null : new ArrayList<>(pr.specs.values()));
+        ref.put("partitions",
+            pr == null || pr.all ? allPartitions(ref) : new ArrayList<>(pr.specs.values()));
+      }
+    }
+
+    /**
+     * Every partition of a partitioned session-catalog table read without pruning (a full scan
+     * keeps the table's {@code CatalogFileIndex}): a full read reads each partition, and Hive
+     * locks each one SHARED -- a partition writer takes only SHARED on the table, so a reader
+     * holding just the table would overlap it. Null where the catalog does not know the
+     * partitions (file-system partitioning) or cannot answer.
+     */
+    List<Map<String, Object>> allPartitions(Map<String, Object> ref) {
+      List<String> columns = listOf(ref.get("partitionColumns"));
+      if (catalog == null
+          || columns == null
+          || columns.isEmpty()
+          || !SESSION_CATALOG.equals(ref.get("catalog"))
+          || Boolean.TRUE.equals(ref.get("isTemp"))) {
+        return null;
+      }
+      try {
+        TableIdentifier id = new TableIdentifier(
+            (String) ref.get("table"), scala.Option.apply((String) ref.get("database")));
+        CatalogTable t = catalog.getTableMetadata(id);
+        if (!t.tracksPartitionsInCatalog() && !"hive".equalsIgnoreCase(providerOf(t))) {
+          return null;
+        }
+        List<Map<String, Object>> out = new ArrayList<>();
+        scala.collection.Iterator<CatalogTablePartition> it =
+            catalog.listPartitions(id, scala.Option.empty()).iterator();
+        while (it.hasNext()) {
+          out.add(orderedSpec(it.next().spec(), t.partitionColumnNames()));
+        }
+        return out;
+      } catch (Exception e) { // the catalog's NoSuch* exceptions are checked in Java's eyes
+        return null;
       }
     }
 

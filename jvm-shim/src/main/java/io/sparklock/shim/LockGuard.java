@@ -246,9 +246,8 @@ public final class LockGuard {
    */
   private static <T> Supplier<T> afterGrant(
       Context c, SparkLockExec node, Held held, Supplier<T> body) {
-    if (held.handle == null || held.handle.isEmpty()) {
-      return body; // nothing locked: Spark's own listing, as without sparklock
-    }
+    // Also with an empty handle: a nested execution (ANALYZE's count, CTAS's insert) whose
+    // enclosing execution already holds every lock it needs still reads a listing of its own.
     return () -> {
       FileListings.refreshAfterGrant(c.session, readPlan(c, node));
       return body.get();
