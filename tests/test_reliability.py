@@ -15,10 +15,12 @@ settings are read per statement. Separate drivers are ``tests/support/driver.py`
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
@@ -294,6 +296,18 @@ def test_cancel_while_waiting_for_locks(spark, ns, zk, how):
 
 
 # -- ZooKeeper faults ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def inspecting(address: str) -> Iterator[KazooClient]:
+    """A plain kazoo client on ``address`` to look at the tree with (closed on exit)."""
+    zk = KazooClient(hosts=address)
+    zk.start(10)
+    try:
+        yield zk
+    finally:
+        zk.stop()
+        zk.close()
+
+
 def expire_session(address: str, session_id: int, password: bytes) -> None:
     """Expire a live ZooKeeper session for real: another client resumes it and closes it."""
     thief = KazooClient(hosts=address, client_id=(session_id, password))
@@ -457,13 +471,8 @@ def test_zookeeper_restart_while_queries_hold_locks(spark, ns):
 
         outcomes, after, errors = _ride_through(spark, ns, server.address, restart)
         assert any(o[0] == "ok" for o in after)  # queries continue after the restart
-        zk = KazooClient(hosts=server.address)
-        zk.start(10)
-        try:
+        with inspecting(server.address) as zk:
             assert wait_for(lambda: lock_nodes(zk, ns) == {}, 25)
-        finally:
-            zk.stop()
-            zk.close()
 
 
 def test_ensemble_member_killed_while_queries_hold_locks(spark, ns):
@@ -477,13 +486,8 @@ def test_ensemble_member_killed_while_queries_hold_locks(spark, ns):
 
         outcomes, after, errors = _ride_through(spark, ns, ensemble.address, kill_connected)
         assert any(o[0] == "ok" for o in after)
-        zk = KazooClient(hosts=ensemble.address)
-        zk.start(10)
-        try:
+        with inspecting(ensemble.address) as zk:
             assert wait_for(lambda: lock_nodes(zk, ns) == {}, 25)
-        finally:
-            zk.stop()
-            zk.close()
 
 
 def _session_manager(spark):
@@ -522,13 +526,8 @@ def test_unlock_failure_is_reported_then_cleaned_up(spark, ns):
         assert len(svc.unreleased()) == 1  # kept, not swallowed
         server.start()  # same port and data: the session (and its ephemeral nodes) survive
         assert wait_for(lambda: svc.unreleased() == [], 30), svc.unreleased()
-        zk = KazooClient(hosts=server.address)
-        zk.start(10)
-        try:
+        with inspecting(server.address) as zk:
             assert lock_nodes(zk, ns) == {}
-        finally:
-            zk.stop()
-            zk.close()
 
 
 # -- the background release retry gives up when it is pointless ---------------------------------
@@ -637,18 +636,13 @@ def test_release_retry_gives_up_when_zookeeper_is_gone_for_good(zk_namespace, ca
                 f"timeout 4 s): {held.lost_reason}"
             )
             server.start()
-            zk = KazooClient(hosts=server.address)
-            zk.start(10)
-            try:
+            with inspecting(server.address) as zk:
                 assert wait_for(lambda: lock_types(zk, zk_namespace) == [("default/t", "EXPLICIT")])
                 again = acquire_within(svc, insert_facts(conf, "h"), 15)
                 assert manager.session_id not in (None, held_session)
                 svc.release(again)
                 svc.command({**lock, "statement": "UNLOCK", "conf": conf})
                 assert lock_nodes(zk, zk_namespace) == {}
-            finally:
-                zk.stop()
-                zk.close()
         finally:
             manager.close()
 
@@ -685,17 +679,12 @@ def test_no_presumed_expiry_when_zookeeper_is_back_in_time(zk_namespace):
             assert manager.session_id == session
             assert wait_for(lambda: svc.unreleased() == [], 10), svc.unreleased()
             assert wait_for(lambda: not retriers(), 5), retriers()
-            zk = KazooClient(hosts=server.address)
-            zk.start(10)
-            try:
+            with inspecting(server.address) as zk:
                 nodes = lock_nodes(zk, zk_namespace)
                 assert {p.split("/")[-2] for p in nodes} == {"default", "pt", "p=k"}
                 assert {zk.exists(p).ephemeralOwner for p in nodes} == {session}
                 svc.release(kept)  # normally: no error
                 assert lock_nodes(zk, zk_namespace) == {}
-            finally:
-                zk.stop()
-                zk.close()
             assert fenced == [] and not held.lost
         finally:
             manager.close()
