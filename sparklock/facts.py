@@ -11,12 +11,27 @@ with the JVM's own JSON (the two definitions agree, or it fails). Facts only, no
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+_T = TypeVar("_T")
 
 Spec = Mapping[str, "str | None"]
 """A partition spec: column → value in the table's column order (None: Hive's default partition)."""
+
+
+def _parse(fn: Any) -> dict[str, Any]:
+    """Field metadata: how :func:`parse_facts` converts the field's JSON value."""
+    return {"parse": fn}
+
+
+def _specs(v: list) -> tuple[Spec, ...]:
+    return tuple(dict(s) for s in v)
+
+
+def _owner(v: Mapping[str, Any]) -> OwnerTable:
+    return _read(OwnerTable, v)
 
 
 # -- objects read or written ----------------------------------------------------------------
@@ -28,7 +43,7 @@ class OwnerTable:
     database: str | None
     table: str | None
     partition_columns: tuple[str, ...] = ()
-    partition: Spec | None = None  # the leading spec named by the path's col=value dirs
+    partition: Spec | None = field(default=None, metadata=_parse(dict))  # from col=value dirs
 
 
 @dataclass(frozen=True)
@@ -40,7 +55,7 @@ class TableRef:
     database: str | None = None
     table: str | None = None
     partition_columns: tuple[str, ...] = ()
-    partitions: tuple[Spec, ...] | None = None
+    partitions: tuple[Spec, ...] | None = field(default=None, metadata=_parse(_specs))
     is_view: bool = False
     is_temp: bool = False
     provider: str | None = None
@@ -53,7 +68,7 @@ class PathRef:
 
     kind: ClassVar[str] = "path"
     path: str | None = None
-    owner_table: OwnerTable | None = None
+    owner_table: OwnerTable | None = field(default=None, metadata=_parse(_owner))
 
 
 @dataclass(frozen=True)
@@ -75,8 +90,10 @@ class WriteRef:
     target carries the table's."""
 
     target: ObjectRef = field(metadata={"unwrapped": True})
-    partition_columns: tuple[str, ...] | None = field(default=None, metadata={"omit_none": True})
-    static_partition: Spec = field(default_factory=dict)
+    partition_columns: tuple[str, ...] | None = field(
+        default=None, metadata={"omit_none": True, "parse": tuple}
+    )
+    static_partition: Spec = field(default_factory=dict, metadata=_parse(dict))
     dynamic_columns: tuple[str, ...] = ()
     overwrite: bool = False
     dynamic_partition_overwrite: bool = False
@@ -106,7 +123,7 @@ class PathField:
     kind: ClassVar[str] = "path"
     name: str
     path: str | None = None
-    owner_table: OwnerTable | None = None
+    owner_table: OwnerTable | None = field(default=None, metadata=_parse(_owner))
 
 
 @dataclass(frozen=True)
@@ -123,7 +140,7 @@ class PartitionSpecsField:
 
     kind: ClassVar[str] = "partitionSpecs"
     name: str
-    specs: tuple[Spec, ...] = ()
+    specs: tuple[Spec, ...] = field(default=(), metadata=_parse(_specs))
 
 
 @dataclass(frozen=True)
@@ -132,7 +149,7 @@ class ValueField:
 
     kind: ClassVar[str] = "value"
     name: str
-    value: str | None = None
+    value: str | None = field(default=None, metadata=_parse(str))
 
 
 FieldRef = TableField | PathField | DatabaseField | PartitionSpecsField | ValueField
@@ -146,13 +163,19 @@ class Facts:
     execution_id: str | None = None
     root_execution_id: str | None = None
     sql: str | None = None
-    conf: Mapping[str, str] = field(default_factory=dict)
+    conf: Mapping[str, str] = field(default_factory=dict, metadata=_parse(dict))
     current_database: str | None = None
     command: str | None = None
     command_class: str | None = None
-    reads: tuple[ObjectRef, ...] = ()
-    writes: tuple[WriteRef, ...] = ()
-    fields: tuple[FieldRef, ...] = ()
+    reads: tuple[ObjectRef, ...] = field(
+        default=(), metadata=_parse(lambda v: tuple(_object_ref(r) for r in v))
+    )
+    writes: tuple[WriteRef, ...] = field(
+        default=(), metadata=_parse(lambda v: tuple(_write_ref(w) for w in v))
+    )
+    fields: tuple[FieldRef, ...] = field(
+        default=(), metadata=_parse(lambda v: tuple(_field_ref(f) for f in v if "name" in f))
+    )
     enclosing_handles: tuple[str, ...] = ()
     job_group: str | None = None
     job_tags: tuple[str, ...] = ()
@@ -161,100 +184,55 @@ class Facts:
 # -- parsing: JSON → dataclasses ------------------------------------------------------------------
 def parse_facts(wire: str | Mapping[str, Any]) -> Facts:
     """The facts of JSON text (or an already decoded object); missing keys take the defaults."""
-    d = json.loads(wire) if isinstance(wire, str) else wire
-    return Facts(
-        session=d.get("session"),
-        execution_id=d.get("executionId"),
-        root_execution_id=d.get("rootExecutionId"),
-        sql=d.get("sql"),
-        conf=dict(d.get("conf") or {}),
-        current_database=d.get("currentDatabase"),
-        command=d.get("command"),
-        command_class=d.get("commandClass"),
-        reads=tuple(_object_ref(r) for r in d.get("reads") or ()),
-        writes=tuple(_write_ref(w) for w in d.get("writes") or ()),
-        fields=tuple(_field_ref(f) for f in d.get("fields") or () if "name" in f),
-        enclosing_handles=tuple(d.get("enclosingHandles") or ()),
-        job_group=d.get("jobGroup"),
-        job_tags=tuple(d.get("jobTags") or ()),
-    )
+    return _read(Facts, json.loads(wire) if isinstance(wire, str) else wire)
 
 
-def _strings(v: Sequence[str] | None) -> tuple[str, ...]:
-    return tuple(v or ())
+def _read(cls: type[_T], d: Mapping[str, Any], **given: Any) -> _T:
+    """A ``cls`` from its JSON object: each field from its wire name; absent or null → default.
+
+    A field's ``parse`` metadata converts its JSON value; tuples and booleans convert by default."""
+    values = dict(given)
+    for f in fields(cls):
+        v = None if f.name in values else d.get(wire_name(f.name))
+        if v is None:
+            continue
+        parse = f.metadata.get("parse")
+        if parse is not None:
+            v = parse(v)
+        elif isinstance(f.default, tuple):
+            v = tuple(v)
+        elif isinstance(f.default, bool):
+            v = bool(v)
+        values[f.name] = v
+    return cls(**values)
 
 
-def _specs(v: Sequence[Spec] | None) -> tuple[Spec, ...]:
-    return tuple(dict(s) for s in v or ())
+_REF_KINDS: dict[str, type] = {c.kind: c for c in (TableRef, PathRef, ConnectorRef)}
+_FIELD_KINDS: dict[str, type] = {
+    c.kind: c for c in (TableField, PathField, DatabaseField, PartitionSpecsField, ValueField)
+}
 
 
-def _owner(d: Mapping[str, Any] | None) -> OwnerTable | None:
-    if d is None:
-        return None
-    return OwnerTable(
-        catalog=d.get("catalog"),
-        database=d.get("database"),
-        table=d.get("table"),
-        partition_columns=_strings(d.get("partitionColumns")),
-        partition=None if d.get("partition") is None else dict(d["partition"]),
-    )
+def _of_kind(kinds: Mapping[str, type], d: Mapping[str, Any]) -> type:
+    kind = d.get("kind", "table")
+    if kind not in kinds:
+        raise ValueError(f"unknown kind {kind!r} in the facts (sparklock/facts.py): {dict(d)}")
+    return kinds[kind]
 
 
 def _object_ref(d: Mapping[str, Any]) -> ObjectRef:
-    kind = d.get("kind", "table")
-    if kind == "path":
-        return PathRef(path=d.get("path"), owner_table=_owner(d.get("ownerTable")))
-    if kind == "connector":
-        return ConnectorRef(name=d.get("name"))
-    partitions = d.get("partitions")
-    return TableRef(
-        catalog=d.get("catalog"),
-        database=d.get("database"),
-        table=d.get("table"),
-        partition_columns=_strings(d.get("partitionColumns")),
-        partitions=None if partitions is None else _specs(partitions),
-        is_view=bool(d.get("isView")),
-        is_temp=bool(d.get("isTemp")),
-        provider=d.get("provider"),
-        location=d.get("location"),
-    )
+    return _read(_of_kind(_REF_KINDS, d), d)
 
 
 def _write_ref(d: Mapping[str, Any]) -> WriteRef:
     target = _object_ref(d)
-    own = d.get("partitionColumns") if not isinstance(target, TableRef) else None
-    return WriteRef(
-        target=target,
-        partition_columns=None if own is None else _strings(own),
-        static_partition=dict(d.get("staticPartition") or {}),
-        dynamic_columns=_strings(d.get("dynamicColumns")),
-        overwrite=bool(d.get("overwrite")),
-        dynamic_partition_overwrite=bool(d.get("dynamicPartitionOverwrite")),
-        file_based=bool(d.get("fileBased")),
-    )
+    if isinstance(target, TableRef):  # its partitionColumns are the table's, in the target
+        return _read(WriteRef, d, target=target, partition_columns=None)
+    return _read(WriteRef, d, target=target)
 
 
 def _field_ref(d: Mapping[str, Any]) -> FieldRef:
-    name = d["name"]
-    kind = d.get("kind")
-    if kind == "table":
-        return TableField(
-            name=name,
-            catalog=d.get("catalog"),
-            database=d.get("database"),
-            table=d.get("table"),
-            exists=d.get("exists"),
-            partition_columns=_strings(d.get("partitionColumns")),
-            is_view=bool(d.get("isView")),
-            is_temp=bool(d.get("isTemp")),
-        )
-    if kind == "path":
-        return PathField(name=name, path=d.get("path"), owner_table=_owner(d.get("ownerTable")))
-    if kind == "database":
-        return DatabaseField(name=name, catalog=d.get("catalog"), database=d.get("database"))
-    if kind == "partitionSpecs":
-        return PartitionSpecsField(name=name, specs=_specs(d.get("specs")))
-    return ValueField(name=name, value=None if d.get("value") is None else str(d["value"]))
+    return _read(_of_kind(_FIELD_KINDS, d), d)
 
 
 # -- writing: dataclasses → JSON ------------------------------------------------------------------

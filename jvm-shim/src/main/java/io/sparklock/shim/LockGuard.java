@@ -190,8 +190,7 @@ public final class LockGuard {
         live.add(fenceTag(h.handle));
       }
     }
-    for (scala.collection.Iterator<String> it = sc.getJobTags().iterator(); it.hasNext(); ) {
-      String t = it.next();
+    for (String t : ScalaInterop.list(sc.getJobTags())) {
       if (t.startsWith(FENCE_PREFIX) && !live.contains(t)) {
         sc.removeJobTag(t);
       }
@@ -371,9 +370,7 @@ public final class LockGuard {
       if (link.isDefined()) {
         return link.get();
       }
-      for (scala.collection.Iterator<SparkPlan> it = p.children().iterator(); it.hasNext(); ) {
-        stack.add(it.next());
-      }
+      stack.addAll(ScalaInterop.list(p.children()));
     }
     return null;
   }

@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every Scala collection conversion of the facts extraction, in one place: the one file a Scala
- * version (2.12 vs 2.13 collections) has to switch. Copies, in iteration order; nothing here
- * knows about Spark.
+ * Every Scala collection conversion of the shim (the lock statements' own apart), in one place:
+ * the one file a Scala version (2.12 vs 2.13 collections) has to switch. Copies, in iteration
+ * order; nothing here knows about Spark.
  */
 final class ScalaInterop {
   private ScalaInterop() {}
