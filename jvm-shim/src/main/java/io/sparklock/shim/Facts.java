@@ -12,8 +12,8 @@ import java.util.Map;
  * shapes as frozen dataclasses (a Spark test round-trips one through the other). Facts only, no
  * policy: which mode goes on which object is Python's decision.
  *
- * <p>Partition specs are {@code Map<String, String>} (column → value, in the table's column order;
- * a null value is Hive's default partition).
+ * <p>Partition specs are {@code Map<String, String>} (column → value, in the table's column
+ * order; a null value is Hive's default partition).
  */
 public record Facts(
     String session,

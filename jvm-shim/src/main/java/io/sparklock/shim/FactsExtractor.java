@@ -18,7 +18,7 @@ import org.apache.spark.sql.catalyst.plans.logical.CommandResult;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 
 /**
- * The facts of one statement ({@link Facts}, BRIDGE.md "Facts JSON"): what it reads (after
+ * The facts of one statement ({@link Facts}, BRIDGE.md "Facts"): what it reads (after
  * partition pruning, {@link ReadFacts}), what it writes ({@link WriteFacts}), and the table-valued
  * fields of its root command ({@link CommandFields}); paths resolve to their owning tables
  * ({@link PathOwners}). This class assembles them and writes them as JSON.

@@ -66,8 +66,8 @@ final class FieldExtractors {
       on(TableIdentifier.class, (out, name, id, depth) -> claim(out, out.table(name, id, null))),
       on(CatalogTable.class, (out, name, t, depth) -> claim(out, out.table(name, t))),
       on(ResolvedTable.class, FieldExtractors::resolvedTable),
-      on(ResolvedIdentifier.class,
-          (out, name, ri, depth) -> claim(out, out.identifier(name, ri.catalog(), ri.identifier()))),
+      on(ResolvedIdentifier.class, (out, name, ri, depth) ->
+          claim(out, out.identifier(name, ri.catalog(), ri.identifier()))),
       on(ResolvedPersistentView.class, (out, name, rv, depth) ->
           claim(out, out.identifier(name, rv.catalog(), rv.identifier()).asView())),
       on(ResolvedTempView.class, (out, name, tv, depth) -> {

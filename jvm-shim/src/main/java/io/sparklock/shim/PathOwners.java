@@ -122,7 +122,9 @@ final class PathOwners {
             persistent.add(id);
           }
         }
-        for (CatalogTable t : ScalaInterop.list(catalog.getTablesByName(ScalaInterop.seq(persistent)))) {
+        List<CatalogTable> tables =
+            ScalaInterop.list(catalog.getTablesByName(ScalaInterop.seq(persistent)));
+        for (CatalogTable t : tables) {
           if (t.storage().locationUri().isDefined() && t.tableType() != CatalogTableType.VIEW()) {
             located.add(t);
           }

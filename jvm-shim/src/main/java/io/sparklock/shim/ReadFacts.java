@@ -45,7 +45,7 @@ final class ReadFacts {
     this.refs = refs;
   }
 
-  /** The reads of a statement: {@code optimized} tells the partitions, {@code analyzed} the rest. */
+  /** The reads: {@code optimized} tells the partitions read, {@code analyzed} the rest. */
   List<ObjectRef> collect(LogicalPlan analyzed, LogicalPlan optimized) {
     collectPartitions(optimized);
     FactsExtractor.walkPlan(analyzed, p -> {

@@ -57,7 +57,8 @@ final class WriteFacts {
       ObjectRef target = byPath
           ? refs.pathRef(c.outputPath().toString())
           : refs.tableRef(c.catalogTable().get(), false);
-      return write(target, byPath ? partCols : null, partCols, ScalaInterop.map(c.staticPartitions()),
+      Map<String, String> statics = ScalaInterop.map(c.staticPartitions());
+      return write(target, byPath ? partCols : null, partCols, statics,
           c.mode() == SaveMode.Overwrite, c.dynamicPartitionOverwrite(), true);
     }
     if (p.getClass().getName().equals(INSERT_INTO_HIVE_TABLE)) {
