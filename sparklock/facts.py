@@ -10,6 +10,7 @@ with the JVM's own JSON (the two definitions agree, or it fails). Facts only, no
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -27,7 +28,7 @@ def _parse(fn: Any) -> dict[str, Any]:
 
 
 def _specs(v: list) -> tuple[Spec, ...]:
-    return tuple(dict(s) for s in v)
+    return tuple(v)  # the decoded dicts themselves: a wide read has thousands
 
 
 def _owner(v: Mapping[str, Any]) -> OwnerTable:
@@ -236,6 +237,7 @@ def _field_ref(d: Mapping[str, Any]) -> FieldRef:
 
 
 # -- writing: dataclasses → JSON ------------------------------------------------------------------
+@functools.cache
 def wire_name(python_name: str) -> str:
     """The JSON name of a dataclass field: its camelCase (``is_view`` → ``isView``)."""
     head, *rest = python_name.split("_")
