@@ -20,10 +20,23 @@ import functools
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .commands import BY_COMMAND, NO_LOCK_COMMANDS, Target
 from .config import Escalation
+from .facts import (
+    DatabaseField,
+    Facts,
+    FieldRef,
+    ObjectRef,
+    PartitionSpecsField,
+    PathField,
+    PathRef,
+    Spec,
+    TableField,
+    TableRef,
+    ValueField,
+    WriteRef,
+)
 from .model import LockMode, LockRequest
 from .objects import LockObject, ObjectKind
 
@@ -32,47 +45,46 @@ log = logging.getLogger("sparklock")
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 SPARK_CATALOG = "spark_catalog"
 
-Facts = Mapping[str, Any]
+Named = ObjectRef | TableField | PathField
+"""What can name a lockable table or path: a read or write target, a command field."""
 
 
-def _owner(ref: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The catalog table owning a path reference (the JVM's ``ownerTable``), or None."""
-    owner = ref.get("ownerTable") if ref.get("kind") == "path" else None
-    return owner if owner and owner.get("table") else None
+def _owned(ref: PathRef | PathField) -> bool:
+    """Whether a catalog table owns the path (the JVM's ``ownerTable``)."""
+    return ref.owner_table is not None and bool(ref.owner_table.table)
 
 
-def _path_object(ref: Mapping[str, Any], current_db: str) -> LockObject | None:
+def _path_object(ref: PathRef | PathField, current_db: str) -> LockObject | None:
     """A path reference: the table (or partition) owning it, else the path's own object."""
-    owner = _owner(ref)
-    if owner is not None:
-        table = LockObject.of_table(owner.get("database") or current_db, owner["table"])
-        spec = owner.get("partition") or {}
+    owner = ref.owner_table
+    if owner is not None and owner.table:
+        table = LockObject.of_table(owner.database or current_db, owner.table)
+        spec = owner.partition or {}
         if spec:
-            return _partition(table, owner.get("partitionColumns") or list(spec), spec)
+            return _partition(table, owner.partition_columns or list(spec), spec)
         return table
-    path = ref.get("path")
-    return LockObject.of_path(str(path)) if path else None
+    return LockObject.of_path(str(ref.path)) if ref.path else None
 
 
-def _table_object(ref: Mapping[str, Any], current_db: str = "default") -> LockObject | None:
+def _table_object(ref: Named, current_db: str = "default") -> LockObject | None:
     """The lock object of a table reference, or None for what the catalog cannot name.
 
     Path references resolve to the catalog table (or partition) owning the path, else to a path
     object (``LockObject.of_path``)."""
-    if ref.get("kind") == "path":
+    if isinstance(ref, (PathRef, PathField)):
         return _path_object(ref, current_db)
-    if ref.get("kind", "table") != "table" or not ref.get("table"):
+    if not isinstance(ref, (TableRef, TableField)) or not ref.table:
         return None
-    if ref.get("isTemp"):
+    if ref.is_temp:
         return None  # temporary views live in no catalog: their inputs are locked instead
-    catalog = ref.get("catalog") or SPARK_CATALOG
+    catalog = ref.catalog or SPARK_CATALOG
     if catalog != SPARK_CATALOG:
-        log.debug("sparklock: not locking %s in catalog %s", ref.get("table"), catalog)
+        log.debug("sparklock: not locking %s in catalog %s", ref.table, catalog)
         return None
-    return LockObject.of_table(ref.get("database") or current_db, ref["table"])
+    return LockObject.of_table(ref.database or current_db, ref.table)
 
 
-def _partition(table: LockObject, columns: Iterable[str], spec: Mapping[str, Any]) -> LockObject:
+def _partition(table: LockObject, columns: Iterable[str], spec: Spec) -> LockObject:
     """A partition (or prefix) in the table's partition-column order."""
     lowered = {str(k).lower(): v for k, v in spec.items()}
     items = []
@@ -85,7 +97,7 @@ def _partition(table: LockObject, columns: Iterable[str], spec: Mapping[str, Any
 
 
 def read_requests(
-    ref: Mapping[str, Any], current_db: str = "default", escalation: Escalation | None = None
+    ref: ObjectRef, current_db: str = "default", escalation: Escalation | None = None
 ) -> list[LockRequest]:
     """SHARED on the table (or view), and on every partition actually read."""
     table = _table_object(ref, current_db)
@@ -94,8 +106,10 @@ def read_requests(
     if table.kind is not ObjectKind.TABLE:  # a path inside a table's partition directory
         return [LockRequest(table, S)]
     requests = [LockRequest(table, S)]
-    partitions = ref.get("partitions")
-    columns = ref.get("partitionColumns") or []
+    if not isinstance(ref, TableRef):  # a path owned by a whole table
+        return requests
+    partitions = ref.partitions
+    columns = ref.partition_columns
     if (
         escalation is not None
         and escalation.reads
@@ -111,27 +125,28 @@ def read_requests(
     return requests
 
 
-def write_requests(ref: Mapping[str, Any], current_db: str = "default") -> list[LockRequest]:
+def write_requests(ref: WriteRef, current_db: str = "default") -> list[LockRequest]:
     """EXCLUSIVE on what an insert replaces or adds to, per Hive's design (HIVE-3509 fixed)."""
-    table = _table_object(ref, current_db)
+    target = ref.target
+    table = _table_object(target, current_db)
     if table is None:
         return []
-    if ref.get("kind") == "path":
+    if isinstance(target, PathRef):
         # A write by path: EXCLUSIVE on the path, or on the table (partition) owning it. The
         # write's own partitioning is relative to the path, so it is not used to narrow further.
         requests = [LockRequest(table, X)]
-        if _owner(ref) is not None and ref.get("fileBased", True):
+        if _owned(target) and ref.file_based:
             requests.append(LockRequest(LockObject.table_writers(table.database, table.table), X))
         return requests
-    columns = ref.get("partitionColumns") or []
-    static = ref.get("staticPartition") or {}
-    target = table
+    columns = target.partition_columns if isinstance(target, TableRef) else ()
+    static = ref.static_partition
+    locked = table
     if columns and static:
-        target = _partition(table, columns, static)
-        if target.partition == ():
-            target = table
-    requests = [LockRequest(target, X)]
-    if ref.get("fileBased"):
+        locked = _partition(table, columns, static)
+        if locked.partition == ():
+            locked = table
+    requests = [LockRequest(locked, X)]
+    if ref.file_based:
         requests.append(LockRequest(LockObject.table_writers(table.database, table.table), X))
     return requests
 
@@ -147,25 +162,24 @@ class Plan:
 TEMP_VIEW_TYPES = frozenset({"LocalTempView", "GlobalTempView"})
 
 
-def _field_object(ref: Mapping[str, Any], current_db: str) -> LockObject | None:
-    kind = ref.get("kind")
-    if kind == "database" and ref.get("database"):
-        if (ref.get("catalog") or SPARK_CATALOG) != SPARK_CATALOG:
+def _field_object(ref: FieldRef, current_db: str) -> LockObject | None:
+    if isinstance(ref, DatabaseField):
+        if not ref.database or (ref.catalog or SPARK_CATALOG) != SPARK_CATALOG:
             return None
-        return LockObject.of_database(ref["database"])
-    if kind in ("table", "path"):
+        return LockObject.of_database(ref.database)
+    if isinstance(ref, (TableField, PathField)):
         return _table_object(ref, current_db)
     return None
 
 
-def _specs(ref: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    if not ref or ref.get("kind") != "partitionSpecs":
+def _specs(ref: FieldRef | None) -> list[Spec]:
+    if not isinstance(ref, PartitionSpecsField):
         return []
-    return [s for s in ref.get("specs") or [] if s]
+    return [s for s in ref.specs if s]
 
 
 def _target_requests(
-    target: Target, fields: Mapping[str, Mapping[str, Any]], current_db: str
+    target: Target, fields: Mapping[str, FieldRef], current_db: str
 ) -> list[LockRequest]:
     ref = fields.get(target.field)
     obj = _field_object(ref, current_db) if ref else None
@@ -174,7 +188,7 @@ def _target_requests(
     specs = _specs(fields.get(target.partitions)) if target.partitions else []
     if not specs or obj.table is None:
         return [LockRequest(obj, target.mode)]
-    columns = ref.get("partitionColumns") or [str(k) for k in specs[0]]
+    columns = (isinstance(ref, TableField) and ref.partition_columns) or [str(k) for k in specs[0]]
     parts = [LockRequest(_partition(obj, columns, spec), target.partition_mode) for spec in specs]
     return [LockRequest(obj, S), *parts]
 
@@ -185,9 +199,9 @@ def command_requests(facts: Facts) -> list[LockRequest]:
     An unrecognised command that names a table or database takes EXCLUSIVE on each (fail safe)
     and logs its class, so a gap in the table costs concurrency, never safety.
     """
-    command = str(facts.get("command") or "")
-    current_db = str(facts.get("currentDatabase") or "default")
-    fields = {f["name"]: f for f in facts.get("fields") or [] if "name" in f}
+    command = facts.command or ""
+    current_db = facts.current_database or "default"
+    fields = {f.name: f for f in facts.fields}
     rule = BY_COMMAND.get(command)
     if rule is not None:
         if command == "CreateViewCommand" and _value(fields, "viewType") in TEMP_VIEW_TYPES:
@@ -199,15 +213,15 @@ def command_requests(facts: Facts) -> list[LockRequest]:
     if named:
         log.warning(
             "sparklock: command %s is not in the command table; taking EXCLUSIVE on %s",
-            facts.get("commandClass") or command,
+            facts.command_class or command,
             ", ".join(o.name for o in named),
         )
     return [LockRequest(o, X) for o in named]
 
 
-def _value(fields: Mapping[str, Mapping[str, Any]], name: str) -> str | None:
+def _value(fields: Mapping[str, FieldRef], name: str) -> str | None:
     ref = fields.get(name)
-    return None if ref is None else str(ref.get("value"))
+    return ref.value if isinstance(ref, ValueField) else None
 
 
 def requests_for(facts: Facts, escalation: Escalation | None = None) -> Plan:
@@ -215,16 +229,16 @@ def requests_for(facts: Facts, escalation: Escalation | None = None) -> Plan:
 
     ``escalation`` defaults to the ``spark.sparklock.lock.escalation.*`` keys of the facts' conf.
     """
-    current_db = str(facts.get("currentDatabase") or "default")
+    current_db = facts.current_database or "default"
     if escalation is None:
-        escalation = _escalation_of(facts.get("conf"))
+        escalation = _escalation_of(facts.conf)
     requests: list[LockRequest] = []
-    for ref in facts.get("reads") or []:
+    for ref in facts.reads:
         requests.extend(read_requests(ref, current_db, escalation))
-    for ref in facts.get("writes") or []:
+    for ref in facts.writes:
         requests.extend(write_requests(ref, current_db))
     requests.extend(command_requests(facts))
-    return Plan(escalate(requests, escalation), str(facts.get("command") or ""))
+    return Plan(escalate(requests, escalation), facts.command or "")
 
 
 def _escalation_of(conf: Mapping[str, str] | None) -> Escalation:

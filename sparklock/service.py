@@ -1,8 +1,9 @@
-"""The Python side of the bridge: what the JVM shim calls, as plain dicts.
+"""The Python side of the bridge: what the JVM shim calls (typed facts; lock statements as dicts).
 
 It turns an execution's facts into a lock set (``policy``), takes it from the process-wide manager
 for the session's configuration, keeps the handle until the JVM releases it, and answers the lock
-statements (SHOW LOCKS, LOCK/UNLOCK, EXPLAIN LOCKS). No Spark import: tests drive it with dicts.
+statements (SHOW LOCKS, LOCK/UNLOCK, EXPLAIN LOCKS). No Spark import: tests drive it with
+``sparklock.facts.parse_facts`` of plain dicts.
 
 Reliability rules (nothing leaked, nothing unprotected):
 
@@ -41,6 +42,7 @@ from typing import Any
 
 from .config import SparkLockConfig
 from .errors import SparkLockError, UnlockError
+from .facts import Facts
 from .managers import AcquisitionCancelled, HeldLocks, get_manager
 from .model import LockInfo, LockMode, LockRequest, LockType, Owner, build_lock_set
 from .objects import LockObject
@@ -144,21 +146,22 @@ class LockService:
             self.set_journal(journal_dir)
 
     # -- implicit (statement) locks -----------------------------------------------------------
-    def acquire(self, facts: Mapping[str, Any]) -> str:
+    def acquire(self, facts: Facts) -> str:
         """Lock one execution; returns the handle to release ('' when nothing is locked)."""
-        config = config_of(facts.get("conf"))
+        config = config_of(facts.conf)
         if not config.enabled:
             return ""
         plan = requests_for(facts)
         if not plan.requests:
             return ""
-        session = str(facts.get("session") or "")
+        session = facts.session or ""
         requests, owner = self._within_enclosing(plan.requests, session, facts)
         if not requests:
             return ""
-        query_id = self._query_id(session, facts.get("executionId"))
-        query = facts.get("sql") or plan.command
-        with self._cancellable(session, facts) as cancel:
+        query_id = self._query_id(session, facts.execution_id)
+        query = facts.sql or plan.command
+        scope = {"jobGroup": facts.job_group, "jobTags": facts.job_tags}  # as a LOCK request's
+        with self._cancellable(session, scope) as cancel:
             held = get_manager(config).acquire(
                 requests,
                 owner=owner,
@@ -178,8 +181,8 @@ class LockService:
                     "handle": handle,
                     "t": time.monotonic_ns(),
                     "session": session,
-                    "root": facts.get("rootExecutionId"),
-                    "execution": facts.get("executionId"),
+                    "root": facts.root_execution_id,
+                    "execution": facts.execution_id,
                     "sql": str(query)[:200],
                     "locks": [[i.name, i.mode.value] for i in held.locks],
                 }
@@ -277,14 +280,14 @@ class LockService:
                 log.exception("sparklock: fencer failed for %s", handle)
 
     def _within_enclosing(
-        self, requests: list[LockRequest], session: str, facts: Mapping[str, Any]
+        self, requests: list[LockRequest], session: str, facts: Facts
     ) -> tuple[list[LockRequest], Owner]:
         """A nested execution (saveAsTable → CTAS → insert) runs inside its parents' locks.
 
         What an enclosing execution already holds (same object, same or stronger mode) is not
         requested again, and its locks never block the nested one (they are the statement's own).
         """
-        enclosing = [h for h in facts.get("enclosingHandles") or [] if h]
+        enclosing = [h for h in facts.enclosing_handles if h]
         needed = build_lock_set(requests)
         if not enclosing:
             return needed, Owner(session)
@@ -418,7 +421,7 @@ class LockService:
         with self._guard:
             return len(self._held)
 
-    def explain(self, facts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def explain(self, facts: Facts) -> list[tuple[str, str]]:
         """The ``name, mode`` rows a statement would take, in acquisition order."""
         lock_set = build_lock_set(requests_for(facts).requests)
         return [(r.name, r.mode.value) for r in lock_set]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sparklock.commands import RULES, markdown_table
+from sparklock.facts import parse_facts
 from sparklock.service import LockService
 
 
@@ -38,7 +39,7 @@ def locks(command, *fields, reads=()):
         "reads": list(reads),
         "currentDatabase": "cur",
     }
-    return [r for r in LockService().explain(facts)]
+    return [r for r in LockService().explain(parse_facts(facts))]
 
 
 PT = {"partitionColumns": ["p"]}

@@ -7,6 +7,7 @@ import pytest
 
 from sparklock.config import Escalation, LockSettings, SparkLockConfig
 from sparklock.errors import ConfigError, LockConflictError
+from sparklock.facts import parse_facts
 from sparklock.managers import EmbeddedLockManager
 from sparklock.model import LockMode, LockRequest, WaitPolicy, build_lock_set
 from sparklock.objects import LockObject
@@ -114,8 +115,8 @@ def test_escalation_follows_the_session_conf():
             }
         ],
     }
-    assert len(requests_for(facts).requests) == 6
-    on = {**facts, "conf": {PARTITION_KEYS: "4", READS_KEY: "true"}}
+    assert len(requests_for(parse_facts(facts)).requests) == 6
+    on = parse_facts({**facts, "conf": {PARTITION_KEYS: "4", READS_KEY: "true"}})
     assert {r.name for r in requests_for(on).requests} == {
         "default@t",
         "default@t@_sparklock_writers",
@@ -195,7 +196,7 @@ def test_a_big_read_escalates_before_objects_are_made_and_covers_the_whole_table
         }
 
     # a self-join: one side reads 5 partitions (escalated at once), the other 2 of them
-    facts = {"reads": [ref(range(5)), ref([1, 2])]}
+    facts = parse_facts({"reads": [ref(range(5)), ref([1, 2])]})
     got = rows(requests_for(facts, ALL).requests)
     assert got == [
         ("default", "SHARED"),

@@ -13,6 +13,7 @@ import pytest
 
 from sparklock.config import LockSettings, SparkLockConfig
 from sparklock.errors import LockConflictError
+from sparklock.facts import parse_facts
 from sparklock.managers import EmbeddedLockManager
 from sparklock.model import LockMode, LockRequest, WaitPolicy
 from sparklock.objects import LockObject
@@ -88,7 +89,7 @@ def test_service_keeps_nothing_per_statement():
                 }
             ],
         }
-        svc.release(svc.acquire(facts))
+        svc.release(svc.acquire(parse_facts(facts)))
 
     growth = heap_growth(run, 200, 400)
     assert svc.open_handles() == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sparklock.errors import LockConflictError, NotLockedError
+from sparklock.facts import parse_facts
 from sparklock.policy import requests_for
 from sparklock.service import LockService, config_of
 
@@ -14,7 +15,7 @@ def table(name, db="default", **kw):
 
 
 def explain(facts):
-    return LockService().explain(facts)
+    return LockService().explain(parse_facts(facts))
 
 
 def test_read_locks_tables_and_pruned_partitions():
@@ -98,7 +99,7 @@ def test_partition_spec_case_and_order_follow_the_table():
     facts = {
         "writes": [table("T", partitionColumns=["p", "q"], staticPartition={"Q": "b", "P": "a"})]
     }
-    assert [r.obj.name for r in requests_for(facts).requests] == ["default@t@p=a/q=b"]
+    assert [r.obj.name for r in requests_for(parse_facts(facts)).requests] == ["default@t@p=a/q=b"]
 
 
 CONF = {"spark.sparklock.lock.numRetries": "1", "spark.sparklock.lock.retryInterval": "10ms"}
@@ -113,14 +114,15 @@ def test_service_acquire_release_and_conflict():
         "conf": CONF,
         "writes": [table("svc_t")],
     }
-    h = svc.acquire(w)
+    h = svc.acquire(parse_facts(w))
     assert h and svc.open_handles() == 1
     with pytest.raises(LockConflictError, match="INSERT INTO t"):
-        svc.acquire({**w, "session": "s2", "executionId": "2"})
+        svc.acquire(parse_facts({**w, "session": "s2", "executionId": "2"}))
     svc.release(h)
     svc.release(h)  # idempotent
     assert svc.open_handles() == 0
-    assert svc.acquire({**w, "conf": {**CONF, "spark.sparklock.enabled": "false"}}) == ""
+    off = parse_facts({**w, "conf": {**CONF, "spark.sparklock.enabled": "false"}})
+    assert svc.acquire(off) == ""
 
 
 def test_service_statements():
@@ -157,7 +159,7 @@ def test_config_cache_returns_same_object():
 def test_nested_execution_runs_inside_its_parents_locks():
     svc = LockService()
     outer = {"session": "s9", "executionId": "1", "conf": CONF, "reads": [table("nest_t")]}
-    h1 = svc.acquire(outer)  # SHARED on the table
+    h1 = svc.acquire(parse_facts(outer))  # SHARED on the table
     inner = {
         "session": "s9",
         "executionId": "2",
@@ -165,13 +167,15 @@ def test_nested_execution_runs_inside_its_parents_locks():
         "enclosingHandles": [h1],
         "writes": [table("nest_t", fileBased=True)],
     }
-    h2 = svc.acquire(inner)  # upgrade to EXCLUSIVE: its own SHARED does not block it
+    h2 = svc.acquire(parse_facts(inner))  # upgrade to EXCLUSIVE: its own SHARED does not block it
     names = {r.name for r in svc.held(h2).locks}
     assert names == {"default@nest_t", "default@nest_t@_sparklock_writers"}  # db already held
     with pytest.raises(LockConflictError):  # another session still waits for both
-        svc.acquire({**outer, "session": "other", "executionId": "3"})
+        svc.acquire(parse_facts({**outer, "session": "other", "executionId": "3"}))
     same = {**inner, "executionId": "4", "enclosingHandles": [h1, h2], "writes": [table("nest_t")]}
-    assert svc.acquire(same) == ""  # everything already held by the enclosing executions
+    assert (
+        svc.acquire(parse_facts(same)) == ""
+    )  # everything already held by the enclosing executions
     svc.release(h2)
     svc.release(h1)
     assert svc.open_handles() == 0

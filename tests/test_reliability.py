@@ -32,6 +32,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
 from sparklock.errors import LockManagerUnavailableError, UnlockError  # noqa: E402
+from sparklock.facts import Facts, parse_facts  # noqa: E402
 from sparklock.managers import get_manager  # noqa: E402
 from sparklock.service import LockService, config_of, get_service  # noqa: E402
 from tests.support.driver import Driver  # noqa: E402
@@ -550,26 +551,28 @@ def retry_conf(address: str, namespace: str, session_timeout: str) -> dict[str, 
     }
 
 
-def insert_facts(conf: dict[str, str], partition: str) -> dict:
+def insert_facts(conf: dict[str, str], partition: str) -> Facts:
     """What the JVM reports for ``INSERT INTO pt PARTITION (p=<partition>) ...``."""
-    return {
-        "session": "retry-session",
-        "executionId": partition,
-        "sql": f"INSERT INTO pt PARTITION (p='{partition}') SELECT 1",
-        "conf": conf,
-        "writes": [
-            {
-                "kind": "table",
-                "database": "default",
-                "table": "pt",
-                "partitionColumns": ["p"],
-                "staticPartition": {"p": partition},
-            }
-        ],
-    }
+    return parse_facts(
+        {
+            "session": "retry-session",
+            "executionId": partition,
+            "sql": f"INSERT INTO pt PARTITION (p='{partition}') SELECT 1",
+            "conf": conf,
+            "writes": [
+                {
+                    "kind": "table",
+                    "database": "default",
+                    "table": "pt",
+                    "partitionColumns": ["p"],
+                    "staticPartition": {"p": partition},
+                }
+            ],
+        }
+    )
 
 
-def acquire_within(svc: LockService, facts: dict, timeout: float) -> str:
+def acquire_within(svc: LockService, facts: Facts, timeout: float) -> str:
     """Acquire, trying again while the client cannot connect yet (500 ms connection timeout on
     a freshly restarted server)."""
     end = time.monotonic() + timeout

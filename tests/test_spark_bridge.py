@@ -7,12 +7,15 @@ over py4j to ``PyLockCallback``, which records them (``recording()``) and hands 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,7 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
+from sparklock import facts as facts_contract  # noqa: E402
 from sparklock.managers import get_manager  # noqa: E402
 from sparklock.service import config_of, get_service  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
@@ -57,11 +61,28 @@ def spark(tmp_path_factory):
     session.stop()
 
 
+class WireView(Sequence):
+    """Recorded ``Facts`` read back as the JSON objects the JVM sent (``facts.to_wire``): the
+    assertions below read the wire format, through the Python dataclasses."""
+
+    def __init__(self, recorded) -> None:
+        self._recorded = recorded
+
+    def __getitem__(self, i):
+        return facts_contract.to_wire(self._recorded[i])
+
+    def __len__(self) -> int:
+        return len(self._recorded)
+
+    def clear(self) -> None:
+        self._recorded.clear()
+
+
 @pytest.fixture
 def record(spark):
-    """Facts of every acquire made while the test runs, in order."""
+    """Facts of every acquire made while the test runs, in order (as wire dicts)."""
     with callback_of(spark).recording() as facts:
-        yield facts
+        yield WireView(facts)
 
 
 @pytest.fixture(autouse=True)
@@ -91,6 +112,65 @@ def write_of(facts) -> dict:
     assert f["command"] == "InsertIntoHadoopFsRelationCommand"
     (write,) = f["writes"]
     return write
+
+
+# -- the contract: Java records and Python dataclasses agree --------------------------------------
+CONTRACT = {
+    "Facts": facts_contract.Facts,
+    "Facts$OwnerTable": facts_contract.OwnerTable,
+    "Facts$TableRef": facts_contract.TableRef,
+    "Facts$PathRef": facts_contract.PathRef,
+    "Facts$ConnectorRef": facts_contract.ConnectorRef,
+    "Facts$WriteRef": facts_contract.WriteRef,
+    "Facts$TableField": facts_contract.TableField,
+    "Facts$PathField": facts_contract.PathField,
+    "Facts$DatabaseField": facts_contract.DatabaseField,
+    "Facts$PartitionSpecsField": facts_contract.PartitionSpecsField,
+    "Facts$ValueField": facts_contract.ValueField,
+}
+
+
+def test_java_records_and_python_dataclasses_name_the_same_fields(spark):
+    reflection = spark.sparkContext._jvm.py4j.reflection.ReflectionUtil
+    for java_name, cls in CONTRACT.items():
+        record = reflection.classForName("io.sparklock.shim." + java_name)
+        java = [c.getName() for c in record.getRecordComponents()]
+        python = [facts_contract.wire_name(f.name) for f in dataclasses.fields(cls)]
+        assert java == python, java_name
+
+
+def test_facts_round_trip_through_the_dataclasses(spark, tmp_path):
+    """What the JVM sends, parsed and written back, is what it sent: no field lost or invented."""
+    bridge = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge
+    statements = [
+        "SELECT * FROM a JOIN b ON a.k = b.k",
+        "SELECT * FROM pt WHERE p = '1'",
+        "CREATE TABLE rt_w (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)",
+        "INSERT INTO rt_w PARTITION (p = '1', q) SELECT 1, 'a'",
+        "ALTER TABLE rt_w ADD PARTITION (p = '8', q = 'y')",
+        "CREATE OR REPLACE TEMP VIEW rt AS SELECT * FROM c",
+        f"INSERT OVERWRITE DIRECTORY '{tmp_path}/dir' USING parquet SELECT * FROM a",
+        f"SELECT * FROM parquet.`{tmp_path}/dir`",
+        "CREATE DATABASE IF NOT EXISTS rt_db",
+        "DROP DATABASE rt_db",
+        "DROP VIEW rt",
+        "DROP TABLE rt_w",
+    ]
+    kinds = set()
+    for statement in statements:
+        spark.sql(statement).collect()
+        wire = json.loads(bridge.lastFacts())
+        assert facts_contract.to_wire(facts_contract.parse_facts(wire)) == wire, statement
+        kinds |= {
+            (part, ref["kind"]) for part in ("reads", "writes", "fields") for ref in wire[part]
+        }
+    assert kinds >= {("reads", "table"), ("reads", "path"), ("writes", "table"), ("writes", "path")}
+    assert {k for p, k in kinds if p == "fields"} >= {
+        "table",
+        "partitionSpecs",
+        "value",
+        "database",
+    }
 
 
 # -- facts: reads ------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def policy(facts) -> list[tuple[str, str]]:
 
 
 def top_level(recorded) -> list:
-    return [f for f in recorded if not f.get("enclosingHandles")]
+    return [f for f in recorded if not f.enclosing_handles]
 
 
 def requested(spark, action) -> list[list[tuple[str, str]]]:

@@ -103,7 +103,7 @@ def explain(spark, statement):
 def requested(spark, action):
     with callback_of(spark).recording() as recorded:
         action()
-    return [sorted(LockService().explain(f)) for f in recorded if not f.get("enclosingHandles")]
+    return [sorted(LockService().explain(f)) for f in recorded if not f.enclosing_handles]
 
 
 def fresh(spark):

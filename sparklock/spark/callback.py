@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import SparkLockError
+from ..facts import Facts, parse_facts
 
 log = logging.getLogger("sparklock")
 
@@ -51,7 +52,7 @@ class PyLockCallback:
     # -- LockCallback ---------------------------------------------------------------------------
     def acquire(self, facts_json: str) -> str:
         def run() -> dict:
-            facts = json.loads(facts_json)
+            facts = parse_facts(facts_json)
             self._record(facts)
             handle = _service().acquire(facts)
             return {"ok": True, "handle": handle or ""}
@@ -67,7 +68,7 @@ class PyLockCallback:
 
     def explain(self, facts_json: str) -> str:
         def run() -> dict:
-            rows = _service().explain(json.loads(facts_json))
+            rows = _service().explain(parse_facts(facts_json))
             return {"ok": True, "rows": [list(r) for r in rows]}
 
         return self._answer("explain", run)
@@ -111,7 +112,7 @@ class PyLockCallback:
                 }
             )
 
-    def _record(self, facts: dict) -> None:
+    def _record(self, facts: Facts) -> None:
         if self._recorders:
             with self._record_lock:
                 for r in self._recorders:
@@ -119,7 +120,8 @@ class PyLockCallback:
 
     @contextlib.contextmanager
     def recording(self, maxlen: int = 1000) -> Iterator[collections.deque]:
-        """Collect the facts of every ``acquire`` while the block runs (tests, debugging)."""
+        """Collect the facts of every ``acquire`` (parsed ``Facts``) while the block runs (tests,
+        debugging; ``sparklock.facts.to_wire`` shows one as the JVM sent it)."""
         buf: collections.deque = collections.deque(maxlen=maxlen)
         with self._record_lock:
             self._recorders.append(buf)

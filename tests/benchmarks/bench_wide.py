@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 
 from sparklock.config import Escalation
+from sparklock.facts import Facts, parse_facts
 from sparklock.managers.embedded import EmbeddedLockManager
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.policy import requests_for
@@ -40,22 +41,24 @@ QUICK_ROUNDS, QUICK_HIVE_ROUNDS = 2, 1
 ESCALATION = Escalation(partitions=1000, reads=True)
 
 
-def facts(partitions: int) -> dict:
+def facts(partitions: int) -> Facts:
     """What the shim reports for ``SELECT * FROM bench.w`` (every partition read)."""
-    return {
-        "command": "Project",
-        "currentDatabase": "bench",
-        "reads": [
-            {
-                "kind": "table",
-                "catalog": "spark_catalog",
-                "database": "bench",
-                "table": "w",
-                "partitionColumns": ["p"],
-                "partitions": [{"p": f"{i:05d}"} for i in range(partitions)],
-            }
-        ],
-    }
+    return parse_facts(
+        {
+            "command": "Project",
+            "currentDatabase": "bench",
+            "reads": [
+                {
+                    "kind": "table",
+                    "catalog": "spark_catalog",
+                    "database": "bench",
+                    "table": "w",
+                    "partitionColumns": ["p"],
+                    "partitions": [{"p": f"{i:05d}"} for i in range(partitions)],
+                }
+            ],
+        }
+    )
 
 
 def measure(manager, escalation: Escalation, rounds: int, port: int | None) -> dict:

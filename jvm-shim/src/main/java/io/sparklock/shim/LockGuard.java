@@ -190,8 +190,7 @@ public final class LockGuard {
         live.add(fenceTag(h.handle));
       }
     }
-    for (scala.collection.Iterator<String> it = sc.getJobTags().iterator(); it.hasNext(); ) {
-      String t = it.next();
+    for (String t : ScalaInterop.list(sc.getJobTags())) {
       if (t.startsWith(FENCE_PREFIX) && !live.contains(t)) {
         sc.removeJobTag(t);
       }
@@ -371,9 +370,7 @@ public final class LockGuard {
       if (link.isDefined()) {
         return link.get();
       }
-      for (scala.collection.Iterator<SparkPlan> it = p.children().iterator(); it.hasNext(); ) {
-        stack.add(it.next());
-      }
+      stack.addAll(ScalaInterop.list(p.children()));
     }
     return null;
   }
@@ -383,17 +380,17 @@ public final class LockGuard {
    * ({@code SELECT 1}, {@code range}, {@code SET}): nothing could be locked, so the round trip
    * (~0.1–0.4 ms) is skipped. A missing callback still fails closed.
    */
-  private static String acquire(Map<String, Object> facts) {
-    if (FactsExtractor.namesNothing(facts)) {
+  private static String acquire(Facts facts) {
+    if (facts.namesNothing()) {
       if (SparkLockBridge.callback() == null) {
         throw new SparkLockException(SparkLockBridge.NOT_ATTACHED);
       }
       return "";
     }
-    return SparkLockBridge.acquire(Json.write(facts));
+    return SparkLockBridge.acquire(FactsExtractor.toJson(facts));
   }
 
-  private static Map<String, Object> facts(Context c, SparkLockExec node, Held held) {
+  private static Facts facts(Context c, SparkLockExec node, Held held) {
     LogicalPlan analyzed;
     LogicalPlan optimized;
     String sql = null;
@@ -412,18 +409,13 @@ public final class LockGuard {
     if (sql == null) {
       sql = node.sparkContext().getLocalProperty("spark.job.description");
     }
-    Map<String, Object> facts = FactsExtractor.checkedFacts(
+    Facts facts = FactsExtractor.checkedFacts(
         c.session, analyzed, optimized, c.executionId, c.rootExecutionId, sql,
         enclosingHandles(held));
     // What a cancellation names (BRIDGE.md): the job group and job tags of the action's thread.
     SparkContext sc = node.sparkContext();
-    facts.put("jobGroup", sc.getLocalProperty("spark.jobGroup.id"));
-    List<String> tags = new ArrayList<>();
-    for (scala.collection.Iterator<String> it = sc.getJobTags().iterator(); it.hasNext(); ) {
-      tags.add(it.next());
-    }
+    List<String> tags = ScalaInterop.list(sc.getJobTags());
     tags.sort(null);
-    facts.put("jobTags", tags);
-    return facts;
+    return facts.withJobScope(sc.getLocalProperty("spark.jobGroup.id"), tags);
   }
 }

@@ -85,7 +85,7 @@ public class SparkLockExec extends SparkPlan {
 
   @Override
   public Seq<SparkPlan> children() {
-    return scala.jdk.javaapi.CollectionConverters.asScala(java.util.List.of(child)).toList();
+    return ScalaInterop.seq(java.util.List.of(child));
   }
 
   @Override

@@ -1,0 +1,251 @@
+package io.sparklock.shim;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.analysis.ResolvedIdentifier;
+import org.apache.spark.sql.catalyst.analysis.ResolvedNamespace;
+import org.apache.spark.sql.catalyst.analysis.ResolvedPartitionSpec;
+import org.apache.spark.sql.catalyst.analysis.ResolvedPersistentView;
+import org.apache.spark.sql.catalyst.analysis.ResolvedTable;
+import org.apache.spark.sql.catalyst.analysis.ResolvedTempView;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedPartitionSpec;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.V1Table;
+import org.apache.spark.sql.execution.datasources.FileIndex;
+
+/**
+ * Command-field extraction as a table from value type to a small extractor, in the spirit of
+ * Kyuubi's authz plugin: a new Spark (or Delta) type is one entry here. Types from optional jars
+ * are keyed by class name ({@link #BY_CLASS_NAME}); the others are tried in order
+ * ({@link #BY_TYPE}, more specific types first) and the first extractor that claims the value
+ * wins -- one that declines (returns false) lets the next matching entry try.
+ */
+final class FieldExtractors {
+  private FieldExtractors() {}
+
+  /** Reports the fields one value of field {@code name} names; false = not mine, try on. */
+  @FunctionalInterface
+  interface Extractor<T> {
+    boolean extract(CommandFields out, String name, T value, int depth);
+  }
+
+  private record Entry(Class<?> type, Extractor<Object> extractor) {}
+
+  @SuppressWarnings("unchecked")
+  private static <T> Entry on(Class<T> type, Extractor<? super T> e) {
+    return new Entry(type, (Extractor<Object>) e);
+  }
+
+  private static final String ANALYSIS = "org.apache.spark.sql.catalyst.analysis.";
+
+  /** Values of optional or unresolved classes, by exact class name. */
+  private static final Map<String, Extractor<Object>> BY_CLASS_NAME = Map.of(
+      "org.apache.spark.sql.delta.DeltaLog", FieldExtractors::deltaLog,
+      ANALYSIS + "UnresolvedTable", FieldExtractors::unresolvedName,
+      ANALYSIS + "UnresolvedTableOrView", FieldExtractors::unresolvedName,
+      ANALYSIS + "UnresolvedView", FieldExtractors::unresolvedName,
+      ANALYSIS + "UnresolvedIdentifier", FieldExtractors::unresolvedName,
+      ANALYSIS + "UnresolvedRelation", FieldExtractors::unresolvedName);
+
+  /** Everything else, by type, in order. */
+  private static final List<Entry> BY_TYPE = List.of(
+      on(scala.Option.class, (out, name, o, depth) -> {
+        if (o.isDefined()) {
+          out.add(name, o.get(), depth);
+        }
+        return true;
+      }),
+      on(TableIdentifier.class, (out, name, id, depth) -> claim(out, out.table(name, id, null))),
+      on(CatalogTable.class, (out, name, t, depth) -> claim(out, out.table(name, t))),
+      on(ResolvedTable.class, FieldExtractors::resolvedTable),
+      on(ResolvedIdentifier.class, (out, name, ri, depth) ->
+          claim(out, out.identifier(name, ri.catalog(), ri.identifier()))),
+      on(ResolvedPersistentView.class, (out, name, rv, depth) ->
+          claim(out, out.identifier(name, rv.catalog(), rv.identifier()).asView())),
+      on(ResolvedTempView.class, (out, name, tv, depth) -> {
+        Identifier id = tv.identifier();
+        return claim(out, new Facts.TableField(
+            name, null, Refs.namespace(id), id.name(), true, List.of(), true, true));
+      }),
+      on(V1Table.class, (out, name, t, depth) -> claim(out, out.table(name, t.v1Table()))),
+      on(Table.class, (out, name, t, depth) -> claim(out, out.connectorTable(name, t))),
+      on(org.apache.hadoop.fs.Path.class,
+          (out, name, p, depth) -> claim(out, out.path(name, p.toString()))),
+      on(FileIndex.class, (out, name, index, depth) -> {
+        for (org.apache.hadoop.fs.Path p : ScalaInterop.list(index.rootPaths())) {
+          out.add(out.path(name, p.toString()));
+        }
+        return true;
+      }),
+      on(ResolvedNamespace.class, (out, name, ns, depth) -> claim(out,
+          out.database(name, ns.catalog().name(), join(ScalaInterop.anyList(ns.namespace()))))),
+      on(UnresolvedPartitionSpec.class, (out, name, s, depth) -> {
+        out.addSpec(name, CommandFields.spec(s.spec()));
+        return true;
+      }),
+      on(ResolvedPartitionSpec.class, FieldExtractors::resolvedPartitionSpec),
+      on(scala.collection.Map.class, (out, name, m, depth) -> {
+        if (isPartitionName(name)) {
+          out.addSpec(name, CommandFields.spec(m));
+        }
+        return true;
+      }),
+      on(String.class, (out, name, s, depth) -> {
+        if (isDatabaseName(name)) {
+          out.add(out.database(name, null, s));
+        } else if (depth == 0) {
+          out.add(out.value(name, s));
+        }
+        return true;
+      }),
+      // Only fields naming a target table (DELETE/UPDATE/MERGE "table", "targetTable", Delta
+      // "target"); a command's data query ("query", "child", "plan") is reported as reads,
+      // never as a field the command table could lock EXCLUSIVE.
+      on(LogicalPlan.class, (out, name, p, depth) ->
+          isTargetName(name) && claim(out, out.relation(name, p))),
+      // (partition spec, location) pairs of ALTER TABLE ADD PARTITION
+      on(scala.Tuple2.class, (out, name, pair, depth) -> {
+        if (depth == 0) {
+          return false;
+        }
+        out.add(name, pair._1(), depth + 1);
+        return true;
+      }),
+      on(scala.collection.Iterable.class, FieldExtractors::iterable),
+      on(Object.class, (out, name, v, depth) -> {
+        if (depth == 0 && isScalar(v)) {
+          out.add(out.value(name, v));
+        }
+        return true;
+      }));
+
+  /** Classify one value of field {@code name} (nothing below depth 2). */
+  static void extract(CommandFields out, String name, Object v, int depth) {
+    if (v == null || depth > 2) {
+      return;
+    }
+    Extractor<Object> byName = BY_CLASS_NAME.get(v.getClass().getName());
+    if (byName != null) {
+      byName.extract(out, name, v, depth);
+      return;
+    }
+    for (Entry e : BY_TYPE) {
+      if (e.type().isInstance(v) && e.extractor().extract(out, name, v, depth)) {
+        return;
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- extractors
+
+  /** Adds the field (if any) and claims the value. */
+  private static boolean claim(CommandFields out, Facts.FieldRef f) {
+    out.add(f);
+    return true;
+  }
+
+  private static boolean resolvedTable(CommandFields out, String name, ResolvedTable rt, int d) {
+    if (rt.table() instanceof V1Table v1) {
+      return claim(out, out.table(name, v1.v1Table()));
+    }
+    Facts.FieldRef f = out.connectorTable(name, rt.table());
+    return claim(out, f != null ? f : out.v2Table(name, rt.catalog(), rt.identifier(), rt.table()));
+  }
+
+  private static boolean resolvedPartitionSpec(
+      CommandFields out, String name, ResolvedPartitionSpec rs, int depth) {
+    Map<String, String> spec = new java.util.LinkedHashMap<>();
+    InternalRow ident = rs.ident();
+    int i = 0;
+    for (String col : ScalaInterop.list(rs.names())) {
+      Object raw = ident.isNullAt(i) ? null : ident.get(i, null);
+      spec.put(col, raw == null ? null : raw.toString());
+      i++;
+    }
+    out.addSpec(name, spec);
+    return true;
+  }
+
+  private static boolean iterable(
+      CommandFields out, String name, scala.collection.Iterable<?> seq, int depth) {
+    List<Object> items = ScalaInterop.anyList(seq);
+    if (isDatabaseName(name) && items.stream().allMatch(x -> x instanceof String)) {
+      out.add(out.database(name, null, join(items)));
+      return true;
+    }
+    for (Object item : items) {
+      out.add(name, item, depth + 1);
+    }
+    return true;
+  }
+
+  /** Delta's DeltaLog: its data path. */
+  private static boolean deltaLog(CommandFields out, String name, Object log, int depth) {
+    Object dataPath = Refs.invoke(log, "dataPath");
+    if (dataPath != null) {
+      out.add(out.path(name, dataPath.toString()));
+    }
+    return true;
+  }
+
+  /** An unresolved name node: its multipartIdentifier / nameParts, by reflection. */
+  private static boolean unresolvedName(CommandFields out, String name, Object v, int depth) {
+    for (String accessor : new String[] {"multipartIdentifier", "nameParts"}) {
+      try {
+        Object parts = v.getClass().getMethod(accessor).invoke(v);
+        if (parts instanceof scala.collection.Iterable<?> it) {
+          List<String> names = new ArrayList<>();
+          ScalaInterop.anyList(it).forEach(x -> names.add(String.valueOf(x)));
+          if (!names.isEmpty()) {
+            out.add(out.nameParts(name, names));
+          }
+          return true;
+        }
+      } catch (ReflectiveOperationException e) {
+        // try the next accessor
+      }
+    }
+    return true;
+  }
+
+  // ---------------------------------------------------------------- field names
+
+  private static String join(List<Object> parts) {
+    List<String> out = new ArrayList<>();
+    parts.forEach(p -> out.add(String.valueOf(p)));
+    return String.join(".", out);
+  }
+
+  /** Booleans, numbers, enums and Scala case objects (e.g. a view type): reported as values. */
+  private static boolean isScalar(Object v) {
+    return v instanceof Boolean
+        || v instanceof Number
+        || v instanceof Enum
+        || v.getClass().getName().endsWith("$");
+  }
+
+  private static boolean isTargetName(String name) {
+    String n = name.toLowerCase(Locale.ROOT);
+    return (n.contains("table") || n.contains("target")) && !n.contains("query");
+  }
+
+  private static boolean isPartitionName(String name) {
+    String n = name.toLowerCase(Locale.ROOT);
+    return n.contains("part") || n.contains("spec");
+  }
+
+  private static final Set<String> DATABASE_NAMES =
+      Set.of("db", "dbname", "database", "databasename", "namespace", "ns");
+
+  private static boolean isDatabaseName(String name) {
+    return DATABASE_NAMES.contains(name.toLowerCase(Locale.ROOT));
+  }
+}

@@ -1,0 +1,197 @@
+package io.sparklock.shim;
+
+import io.sparklock.shim.Facts.ObjectRef;
+import io.sparklock.shim.Facts.TableRef;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.HiveTableRelation;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.View;
+import org.apache.spark.sql.execution.datasources.CatalogFileIndex;
+import org.apache.spark.sql.execution.datasources.FileIndex;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.LogicalRelation;
+import org.apache.spark.sql.execution.datasources.PartitionPath;
+import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StringType$;
+import org.apache.spark.sql.types.StructField;
+
+/**
+ * Reads: every relation or view of the analysed plan, each table with the partitions the
+ * optimized plan actually reads (after pruning; an unpruned read of a catalog-partitioned table
+ * reads every partition the catalog lists).
+ */
+final class ReadFacts {
+  private final Refs refs;
+  /** key → the read, first occurrence wins. */
+  private final Map<String, ObjectRef> reads = new LinkedHashMap<>();
+  /** key → pruned partitions of that table across the optimized plan. */
+  private final Map<String, PartitionsRead> partitions = new LinkedHashMap<>();
+
+  ReadFacts(Refs refs) {
+    this.refs = refs;
+  }
+
+  /** The reads: {@code optimized} tells the partitions read, {@code analyzed} the rest. */
+  List<ObjectRef> collect(LogicalPlan analyzed, LogicalPlan optimized) {
+    collectPartitions(optimized);
+    FactsExtractor.walkPlan(analyzed, p -> {
+      if (p instanceof View v) {
+        add(refs.tableRef(v.desc(), v.isTempView()).asView());
+      } else if (p instanceof LogicalRelation lr) {
+        if (lr.catalogTable().isDefined()) {
+          add(refs.tableRef(lr.catalogTable().get(), false));
+        } else if (lr.relation() instanceof HadoopFsRelation fs) {
+          refs.pathRefs(fs.location()).forEach(this::add);
+        }
+      } else if (p instanceof HiveTableRelation h) {
+        add(refs.tableRef(h.tableMeta(), false));
+      } else if (p instanceof DataSourceV2Relation r) {
+        add(refs.v2Ref(r));
+      } else if (p instanceof DataSourceV2ScanRelation s) {
+        add(refs.v2Ref(s.relation()));
+      }
+    });
+    List<ObjectRef> out = new ArrayList<>();
+    for (Map.Entry<String, ObjectRef> e : reads.entrySet()) {
+      ObjectRef ref = e.getValue();
+      if (ref instanceof TableRef t && !t.isView()) {
+        PartitionsRead pr = partitions.get(e.getKey());
+        ref = t.withPartitions(
+            pr == null || pr.all ? allPartitions(t) : new ArrayList<>(pr.specs));
+      }
+      out.add(ref);
+    }
+    return out;
+  }
+
+  private void add(ObjectRef ref) {
+    reads.putIfAbsent(Refs.key(ref), ref);
+  }
+
+  /**
+   * Every partition of a partitioned session-catalog table read without pruning (a full scan
+   * keeps the table's {@code CatalogFileIndex}): a full read reads each partition, and Hive
+   * locks each one SHARED -- a partition writer takes only SHARED on the table, so a reader
+   * holding just the table would overlap it. Null where the catalog does not know the
+   * partitions (file-system partitioning) or cannot answer.
+   */
+  private List<Map<String, String>> allPartitions(TableRef ref) {
+    if (refs.catalog == null
+        || ref.partitionColumns().isEmpty()
+        || !FactsExtractor.SESSION_CATALOG.equals(ref.catalog())
+        || ref.isTemp()) {
+      return null;
+    }
+    try {
+      TableIdentifier id = new TableIdentifier(ref.table(), scala.Option.apply(ref.database()));
+      CatalogTable t = refs.catalog.getTableMetadata(id);
+      if (!t.tracksPartitionsInCatalog() && !"hive".equalsIgnoreCase(Refs.providerOf(t))) {
+        return null;
+      }
+      List<Map<String, String>> out = new ArrayList<>();
+      for (CatalogTablePartition part :
+          ScalaInterop.list(refs.catalog.listPartitions(id, scala.Option.empty()))) {
+        out.add(Refs.orderedSpec(part.spec(), t.partitionColumnNames()));
+      }
+      return out;
+    } catch (Exception e) { // the catalog's NoSuch* exceptions are checked in Java's eyes
+      return null;
+    }
+  }
+
+  /** Which partitions each table relation of the optimized plan actually reads. */
+  private void collectPartitions(LogicalPlan optimized) {
+    FactsExtractor.walkPlan(optimized, p -> {
+      if (p instanceof LogicalRelation lr) {
+        if (!lr.catalogTable().isDefined()) {
+          return;
+        }
+        CatalogTable t = lr.catalogTable().get();
+        List<Map<String, String>> specs = null;
+        if (t.partitionColumnNames().nonEmpty()
+            && t.tracksPartitionsInCatalog()
+            && lr.relation() instanceof HadoopFsRelation fs) {
+          FileIndex index = fs.location();
+          // PruneFileSourcePartitions swaps the CatalogFileIndex of the table for an
+          // in-memory index listing only the selected partitions.
+          if (!(index instanceof CatalogFileIndex)
+              && index instanceof PartitioningAwareFileIndex pa) {
+            specs = specsOf(pa);
+          }
+        }
+        partitionsOf(t).add(specs);
+      } else if (p instanceof HiveTableRelation h) {
+        List<Map<String, String>> specs = null;
+        if (h.prunedPartitions().isDefined()) {
+          specs = new ArrayList<>();
+          for (CatalogTablePartition part : ScalaInterop.list(h.prunedPartitions().get())) {
+            specs.add(Refs.orderedSpec(part.spec(), h.tableMeta().partitionColumnNames()));
+          }
+        }
+        partitionsOf(h.tableMeta()).add(specs);
+      }
+    });
+  }
+
+  private PartitionsRead partitionsOf(CatalogTable t) {
+    return partitions.computeIfAbsent(
+        Refs.key(refs.tableRef(t, false)), k -> new PartitionsRead());
+  }
+
+  private List<Map<String, String>> specsOf(PartitioningAwareFileIndex index) {
+    List<Map<String, String>> out = new ArrayList<>();
+    StructField[] fs = index.partitionSpec().partitionColumns().fields();
+    for (PartitionPath part : ScalaInterop.list(index.partitionSpec().partitions())) {
+      InternalRow values = part.values();
+      Map<String, String> spec = new LinkedHashMap<>();
+      for (int i = 0; i < fs.length; i++) {
+        spec.put(fs[i].name(), valueString(values, i, fs[i].dataType()));
+      }
+      out.add(spec);
+    }
+    return out;
+  }
+
+  /** A partition value as the catalog spells it; null for the default (null) partition. */
+  private String valueString(InternalRow row, int i, DataType type) {
+    if (row.isNullAt(i)) {
+      return null;
+    }
+    if (type instanceof org.apache.spark.sql.types.StringType) {
+      return row.getUTF8String(i).toString();
+    }
+    Object v = row.get(i, type);
+    Object s =
+        new Cast(new Literal(v, type), StringType$.MODULE$, scala.Option.apply(refs.timeZone()))
+            .eval(null);
+    return s == null ? null : s.toString();
+  }
+
+  /** The partitions one table is read with across the plan: union, or all. */
+  private static final class PartitionsRead {
+    boolean all;
+    final Set<Map<String, String>> specs = new LinkedHashSet<>();
+
+    void add(List<Map<String, String>> more) {
+      if (more == null) {
+        all = true;
+      } else {
+        specs.addAll(more);
+      }
+    }
+  }
+}
