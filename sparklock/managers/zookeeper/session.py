@@ -17,13 +17,8 @@ Besides the connection, the shared client owns:
   locks this process has written off would live on with it);
 * a worker thread that tells subscribers about lost sessions (kazoo's state listener runs on its
   connection thread and must not block, so it only records the change and hands it over);
-* batched reads: many ``getChildren``/``getData`` in one ``multiRead`` request (ZooKeeper 3.6+),
-  falling back to kazoo's pipelined ``*_async`` calls on servers without it. kazoo moves one
-  request per loop turn of its connection thread (~0.1 ms each here), ``multiRead`` ~5 µs per
-  operation, which is what makes a 10,000-partition walk or a 1,000-object grant check cheap.
-
-The per-quorum :class:`OwnerRegistry` remembers which lock znodes this process created for which
-owner, so the grant rule can ignore a session's own explicit (``LOCK TABLE``) locks.
+It also hands out the per-quorum :class:`~.owners.OwnerRegistry`. Requests themselves go
+through :mod:`.transport`.
 """
 
 from __future__ import annotations
@@ -34,39 +29,20 @@ import queue
 import threading
 import time
 import warnings
-from collections import namedtuple
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
-    EXCEPTIONS,
     ConnectionLoss,
-    KazooException,
-    NoNodeError,
     OperationTimeoutError,
     SessionExpiredError,
     SessionMovedError,
-    UnimplementedError,
 )
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.serialization import (
-    Create,
-    Delete,
-    GetChildren,
-    GetData,
-    MultiHeader,
-    Transaction,
-    ZnodeStat,
-    int_struct,
-    multiheader_struct,
-    read_buffer,
-    read_string,
-    stat_struct,
-)
 from kazoo.protocol.states import KazooState
 
-from ..errors import LockManagerUnavailableError
-from ..model import LockType
+from ...errors import LockManagerUnavailableError
+from .owners import OwnerRegistry
 
 log = logging.getLogger("sparklock.zookeeper")
 
@@ -78,216 +54,6 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     KazooTimeoutError,
     SessionExpiredError,  # only between an expiry and kazoo's new session
 )
-
-#: Operations per multiRead request (keeps each request far below jute.maxbuffer).
-MULTI_READ_OPS = 1000
-
-CHILDREN = "children"
-DATA = "data"
-
-
-class MultiRead(namedtuple("MultiRead", "operations")):
-    """ZooKeeper's ``multiRead`` (opcode 22, ZooKeeper 3.6+): independent reads in one request.
-
-    Unlike a write ``multi`` nothing is atomic: every operation gets its own result or error.
-    ``deserialize`` returns ``None`` for an empty body, which is what a server that does not know
-    the opcode answers.
-    """
-
-    type = 22
-
-    def serialize(self) -> bytearray:
-        b = bytearray()
-        for op in self.operations:
-            b.extend(MultiHeader(op.type, False, -1).serialize())
-            b.extend(op.serialize())
-        b.extend(multiheader_struct.pack(-1, True, -1))
-        return b
-
-    @classmethod
-    def deserialize(cls, buf: bytes, offset: int) -> list | None:
-        if offset >= len(buf):
-            return None
-        results: list = []
-        header, offset = MultiHeader.deserialize(buf, offset)
-        while not header.done:
-            if header.type == GetChildren.type:
-                count = int_struct.unpack_from(buf, offset)[0]
-                offset += int_struct.size
-                children = []
-                for _ in range(max(count, 0)):
-                    child, offset = read_string(buf, offset)
-                    children.append(child)
-                results.append(children)
-            elif header.type == GetData.type:
-                data, offset = read_buffer(buf, offset)
-                stat = ZnodeStat._make(stat_struct.unpack_from(buf, offset))
-                offset += stat_struct.size
-                results.append((data, stat))
-            elif header.type == -1:
-                err = int_struct.unpack_from(buf, offset)[0]
-                offset += int_struct.size
-                results.append(EXCEPTIONS[err]())
-            else:  # pragma: no cover - a server answering with an op we did not send
-                raise ValueError(f"unexpected multiRead result type {header.type}")
-            header, offset = MultiHeader.deserialize(buf, offset)
-        return results
-
-
-def _object_paths(lock_path: str) -> Iterator[str]:
-    """The object nodes above a lock node: ``/ns/db/t/LOCK-..`` -> ``/ns/db/t``, ``/ns/db``,
-    ``/ns``."""
-    path = lock_path
-    while True:
-        path = path.rpartition("/")[0]
-        if not path:
-            return
-        yield path
-
-
-_CREATE_HEADER = multiheader_struct.pack(Create.type, False, -1)
-_DELETE_HEADER = multiheader_struct.pack(Delete.type, False, -1)
-_MULTI_DONE = multiheader_struct.pack(-1, True, -1)
-
-
-class WriteMulti(Transaction):
-    """kazoo's ``Transaction`` (the same request and answer; kazoo still unchroots the created
-    paths) with a serializer and parser made for what lock sets consist of — creates and
-    deletes, by the thousand — about five times cheaper than building them op by op."""
-
-    __slots__ = ()
-
-    def serialize(self) -> bytes:
-        pack = int_struct.pack
-        acls: dict[int, bytes] = {}
-        parts = []
-        for op in self.operations:
-            kind = type(op)
-            if kind is Create and op.path and op.data is not None:
-                acl = acls.get(id(op.acl))
-                if acl is None:
-                    acl = acls[id(op.acl)] = bytes(Create("", b"", op.acl, 0).serialize()[8:-4])
-                path = op.path.encode("utf-8")
-                parts.append(
-                    b"".join(
-                        (_CREATE_HEADER, pack(len(path)), path, pack(len(op.data)), op.data, acl)
-                    )
-                    + pack(op.flags)
-                )
-            elif kind is Delete and op.path:
-                path = op.path.encode("utf-8")
-                parts.append(b"".join((_DELETE_HEADER, pack(len(path)), path, pack(op.version))))
-            else:
-                parts.append(bytes(MultiHeader(op.type, False, -1).serialize() + op.serialize()))
-        parts.append(_MULTI_DONE)
-        return b"".join(parts)
-
-    @classmethod
-    def deserialize(cls, buf: bytes, offset: int) -> list:
-        header = multiheader_struct.unpack_from
-        size = multiheader_struct.size
-        number = int_struct.unpack_from
-        results: list = []
-        kind, done, _ = header(buf, offset)
-        offset += size
-        while done != 1:
-            if kind == Create.type:
-                length = number(buf, offset)[0]
-                offset += 4
-                results.append(buf[offset : offset + length].decode("utf-8"))
-                offset += length
-            elif kind == Delete.type:
-                results.append(True)
-            elif kind == -1:
-                results.append(EXCEPTIONS[number(buf, offset)[0]]())
-                offset += 4
-            else:  # pragma: no cover - we send only creates and deletes
-                raise ValueError(f"unexpected multi result type {kind}")
-            kind, done, _ = header(buf, offset)
-            offset += size
-        return results
-
-
-class OwnerRegistry:
-    """``znode path -> (owner, lock type)`` of the lock nodes this process created.
-
-    It also counts, per object node, this process's lock nodes at or below it (``local_count``):
-    a node with a lock of ours below it exists and is not empty, which lets the manager skip
-    reading the tree where it already knows the answer. And it counts the acquisitions under
-    way that will use a node (``hold``): a release must not delete a node another thread of
-    this process is about to create a lock under (``local_busy``), or the threads of one
-    process would delete and re-create their shared database node against each other.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._entries: dict[str, tuple[str, LockType]] = {}
-        self._below: dict[str, int] = {}  # object path -> our lock nodes at or below it
-        self._held: dict[str, int] = {}  # object path -> acquisitions under way that use it
-
-    def add(self, paths: Iterable[str], owner: str, lock_type: LockType) -> None:
-        with self._lock:
-            for p in paths:
-                if p not in self._entries:
-                    for obj in _object_paths(p):
-                        self._below[obj] = self._below.get(obj, 0) + 1
-                self._entries[p] = (owner, lock_type)
-
-    def forget(self, paths: Iterable[str]) -> set[str]:
-        """Forget lock nodes; returns the object nodes no lock or acquisition of this process
-        uses any more because of it."""
-        unused: set[str] = set()
-        with self._lock:
-            for p in paths:
-                if self._entries.pop(p, None) is None:
-                    continue
-                for obj in _object_paths(p):
-                    left = self._below[obj] - 1
-                    if left:
-                        self._below[obj] = left
-                    else:
-                        del self._below[obj]
-                        if obj not in self._held:
-                            unused.add(obj)
-        return unused
-
-    def local_count(self, object_path: str) -> int:
-        """This process's registered lock nodes at or below ``object_path``."""
-        return self._below.get(object_path, 0)
-
-    def local_busy(self, object_path: str) -> int:
-        """``local_count`` plus the acquisitions under way that use ``object_path``."""
-        return self._below.get(object_path, 0) + self._held.get(object_path, 0)
-
-    def held_count(self, object_path: str) -> int:
-        """Acquisitions under way (``hold``) that use ``object_path``."""
-        return self._held.get(object_path, 0)
-
-    def hold(self, object_paths: Iterable[str]) -> None:
-        with self._lock:
-            for p in object_paths:
-                self._held[p] = self._held.get(p, 0) + 1
-
-    def unhold(self, object_paths: Iterable[str]) -> None:
-        with self._lock:
-            for p in object_paths:
-                left = self._held[p] - 1
-                if left:
-                    self._held[p] = left
-                else:
-                    del self._held[p]
-
-    def owner_of(self, path: str) -> str | None:
-        entry = self._entries.get(path)
-        return entry[0] if entry else None
-
-    def is_own_explicit(self, path: str, owner: str) -> bool:
-        entry = self._entries.get(path)
-        return entry is not None and entry[0] == owner and entry[1] is LockType.EXPLICIT
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
 
 SessionListener = Callable[[int, str], None]
 
@@ -304,7 +70,7 @@ class SharedZooKeeperClient:
         self.connection_timeout = connection_timeout
         self.client: KazooClient | None = None
         self.generation = 0  # bumped on every lost session
-        self.multi_read: bool | None = None  # unknown until the first batched read
+        self.multi_read: bool | None = None  # whether the servers know multiRead (see transport)
         self._refs = 0
         self._lock = threading.RLock()
         self._connected = threading.Event()
@@ -518,66 +284,6 @@ class SharedZooKeeperClient:
         cid = client.client_id if client is not None else None
         return cid[0] if cid else None
 
-    # -- batched reads ------------------------------------------------------------------------
-    def read(self, ops: Sequence[tuple[str, str]], timeout: float) -> list:
-        """Run many reads; ``ops`` are ``(CHILDREN|DATA, path)``.
-
-        Per operation the result is the children list, ``(data, stat)``, or the exception
-        instance of a per-node failure (``NoNodeError``...). Transient failures raise.
-        """
-        if not ops:
-            return []
-        client = self.ensure_started()
-        if self.multi_read is not False and hasattr(client, "_call"):
-            results = self._read_multi(client, ops, timeout)
-            if results is not None:
-                self.multi_read = True
-                return results
-            log.info("sparklock: ZooKeeper %s has no multiRead; pipelining reads", self.quorum)
-            self.multi_read = False
-        return self._read_pipelined(client, ops, timeout)
-
-    def _read_multi(
-        self, client: KazooClient, ops: Sequence[tuple[str, str]], timeout: float
-    ) -> list | None:
-        chroot = client.chroot or ""
-        pending = []
-        for start in range(0, len(ops), MULTI_READ_OPS):
-            requests = []
-            for kind, path in ops[start : start + MULTI_READ_OPS]:
-                full = ((chroot + path).rstrip("/") or "/") if chroot else path
-                op = GetChildren if kind == CHILDREN else GetData
-                requests.append(op(full, None))
-            async_result = client.handler.async_result()
-            client._call(MultiRead(requests), async_result)
-            pending.append(async_result)
-        results: list = []
-        for async_result in pending:
-            try:
-                part = async_result.get(timeout=timeout)
-            except UnimplementedError:
-                return None
-            if part is None:
-                return None
-            results.extend(part)
-        return results
-
-    @staticmethod
-    def _read_pipelined(client: KazooClient, ops: Sequence[tuple[str, str]], timeout: float):
-        pending = [
-            client.get_children_async(path) if kind == CHILDREN else client.get_async(path)
-            for kind, path in ops
-        ]
-        results: list = []
-        for async_result in pending:
-            try:
-                results.append(async_result.get(timeout=timeout))
-            except TRANSIENT_ERRORS:
-                raise
-            except KazooException as exc:
-                results.append(exc)
-        return results
-
 
 _registry: dict[tuple[str, float], SharedZooKeeperClient] = {}
 _owner_registries: dict[str, OwnerRegistry] = {}
@@ -624,12 +330,8 @@ def active_clients() -> list[SharedZooKeeperClient]:
 
 
 __all__ = [
-    "CHILDREN",
-    "DATA",
-    "NoNodeError",
-    "OwnerRegistry",
-    "SharedZooKeeperClient",
     "TRANSIENT_ERRORS",
+    "SharedZooKeeperClient",
     "acquire_client",
     "active_clients",
     "owner_registry",
