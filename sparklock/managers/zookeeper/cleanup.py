@@ -10,6 +10,8 @@ import logging
 import threading
 import time
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kazoo.exceptions import KazooException, NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
@@ -29,6 +31,9 @@ from .transport import (
     multi_failure,
 )
 
+if TYPE_CHECKING:
+    from .creation import TreeHints
+
 log = logging.getLogger("sparklock.zookeeper")
 
 #: Cleanup multis tried before falling back to one delete per object node.
@@ -47,27 +52,19 @@ def counts_below(paths: Iterable[str]) -> dict[str, int]:
     return counts
 
 
+@dataclass(eq=False)
 class Cleanup:
     """Removes lock nodes and the object nodes left empty; keeps the orphans to retry."""
 
-    def __init__(
-        self,
-        transport: Transport,
-        owners: OwnerRegistry,
-        hints,  # creation.TreeHints: told which object nodes we deleted
-        root: str,
-        *,
-        unlock_tries: int,
-        release_wait: float,
-    ) -> None:
-        self.transport = transport
-        self.owners = owners
-        self.hints = hints
-        self.root = root
-        self.unlock_tries = unlock_tries
-        self.release_wait = release_wait
-        self.orphans: dict[str, bytes] = {}  # our nodes a failed cleanup left; retried later
-        self._lock = threading.Lock()
+    transport: Transport
+    owners: OwnerRegistry
+    hints: TreeHints  # told which object nodes we deleted
+    root: str
+    unlock_tries: int
+    release_wait: float  # how long a release waits for a connection
+    #: our nodes a failed cleanup left (path -> data written), retried later
+    orphans: dict[str, bytes] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def _is_object(self, path: str) -> bool:
         """An object node (below the namespace root; never the root itself)."""

@@ -141,22 +141,15 @@ class CreatePlan:
     guessed: bool  # step 1 answered from TreeHints, not read
 
 
+@dataclass(eq=False)
 class NodeCreator:
     """Creates the lock nodes of a set (and their missing object nodes) in one multi."""
 
-    def __init__(
-        self,
-        transport: Transport,
-        owners: OwnerRegistry,
-        hints: TreeHints,
-        cleanup: Cleanup,
-        root: str,
-    ) -> None:
-        self.transport = transport
-        self.owners = owners
-        self.hints = hints
-        self.cleanup = cleanup
-        self.root = root
+    transport: Transport
+    owners: OwnerRegistry
+    hints: TreeHints
+    cleanup: Cleanup  # takes back what a failed create left
+    root: str
 
     def create(
         self, requests: Sequence[tuple[int, LockRequest]], data: LockData, owner: str

@@ -9,6 +9,7 @@ bookkeeping of live lock sets stay here.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -273,8 +274,8 @@ class ZooKeeperLockManager(LockManager):
         self._check_open()
         with self.transport.errors("acquiring locks"):
             self._cleanup.sweep_orphans()
-            wait = QueuedAcquisition(self, lock_set, data, owner, settings, cancel, waiter)
-            return wait.run()
+            deadline = time.monotonic() + settings.budget
+            return QueuedAcquisition(self, lock_set, data, owner, waiter, cancel, deadline).run()
 
     # -- session loss -------------------------------------------------------------------------
     def _on_session_lost(self, lost_generation: int, reason: str) -> None:

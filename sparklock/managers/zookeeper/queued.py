@@ -12,9 +12,9 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...config import LockSettings
 from ...errors import LockManagerUnavailableError
 from ...model import GrantDecision, LockData, LockRequest
 from ..base import AcquisitionCancelled, HeldLocks, Refusal, _WaitReporter, conflict_error
@@ -44,32 +44,23 @@ class _Deadline(Exception):
     pass
 
 
+@dataclass(eq=False)
 class QueuedAcquisition:
     """One queued acquisition of a lock set: its place in line, its nodes, its attempts, and the
     refusal it reports if it gives up."""
 
-    def __init__(
-        self,
-        manager: ZooKeeperLockManager,
-        lock_set: Sequence[LockRequest],
-        data: LockData,
-        owner: str,
-        settings: LockSettings,
-        cancel: threading.Event | None,
-        waiter: _WaitReporter,
-    ) -> None:
-        self.manager = manager
-        self.lock_set = lock_set
-        self.data = data
-        self.owner = owner
-        self.cancel = cancel
-        self.waiter = waiter
-        self.started = time.monotonic()
-        self.deadline = self.started + settings.budget
-        self.attempts = 0
-        self.refusal: Refusal | None = None
-        self.generation = 0  # the session the current pass started in
-        self.mine: list[LockNode] = []  # every node held by the current pass
+    manager: ZooKeeperLockManager
+    lock_set: Sequence[LockRequest]
+    data: LockData
+    owner: str
+    waiter: _WaitReporter
+    cancel: threading.Event | None
+    deadline: float  # time.monotonic() at which it gives up
+    started: float = field(default_factory=time.monotonic)
+    attempts: int = 0
+    refusal: Refusal | None = None
+    generation: int = 0  # the session the current pass started in
+    mine: list[LockNode] = field(default_factory=list)  # every node held by the current pass
 
     def run(self) -> HeldLocks:
         """Wait in line for the whole set (starting over when the session or a node is lost)."""

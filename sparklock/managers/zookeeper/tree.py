@@ -7,6 +7,7 @@ found on the previous one), so a walk costs its depth in round trips, not its si
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ...errors import InvalidObjectError
 from ...model import LockData, LockInfo, LockMode, listing_order
@@ -16,13 +17,13 @@ from .owners import OwnerRegistry
 from .transport import Transport, children_of, data_of
 
 
+@dataclass(eq=False)
 class TreeReader:
     """Walks a namespace and names what it finds as :class:`LockInfo`."""
 
-    def __init__(self, transport: Transport, owners: OwnerRegistry, root: str) -> None:
-        self.transport = transport
-        self.owners = owners
-        self.root = root
+    transport: Transport
+    owners: OwnerRegistry
+    root: str
 
     def components(self, path: str) -> tuple[str, ...]:
         return tuple(p for p in path[len(self.root) :].split("/") if p)
