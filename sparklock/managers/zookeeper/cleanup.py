@@ -29,6 +29,7 @@ from .transport import (
     data_of,
     delete,
     multi_failure,
+    node_data,
 )
 
 if TYPE_CHECKING:
@@ -329,7 +330,7 @@ class Cleanup:
             ours = [
                 p
                 for p, got in zip(paths, datas, strict=True)
-                if isinstance(got, tuple) and (not orphans[p] or got[0] == orphans[p])
+                if (data := node_data(got)) is not None and (not orphans[p] or data == orphans[p])
             ]
             failed, _ = self.remove(ours, 1)
         except (SparkLockError, KazooException, KazooTimeoutError):

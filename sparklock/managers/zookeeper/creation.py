@@ -31,6 +31,7 @@ from .transport import (
     create,
     data_of,
     multi_failure,
+    node_data,
 )
 
 if TYPE_CHECKING:
@@ -307,7 +308,7 @@ class NodeCreator:
         found = {
             index: path
             for (index, path), got in zip(candidates, datas, strict=True)
-            if isinstance(got, tuple) and got[0] == payload
+            if node_data(got) == payload
         }
         if len(found) == len(locks):
             return found

@@ -10,6 +10,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 from ...errors import InvalidObjectError
 from ...model import LockMode
@@ -27,12 +28,19 @@ KIND_WORD = {
 }
 
 
-def parse_lock_name(name: str) -> tuple[LockMode, int] | None:
+class LockName(NamedTuple):
+    """What a lock node's name says: its mode and its sequence number."""
+
+    mode: LockMode
+    seq: int
+
+
+def parse_lock_name(name: str) -> LockName | None:
     """``LOCK-SHARED-0000000005`` -> (SHARED, 5); None for anything that is not a lock node."""
     m = _LOCK_NAME.match(name)
     if not m:
         return None
-    return LockMode(m.group(1)), int(m.group(2))
+    return LockName(LockMode(m.group(1)), int(m.group(2)))
 
 
 def object_from_components(components: Sequence[str]) -> LockObject:

@@ -35,7 +35,7 @@ from .cleanup import Cleanup
 from .creation import LockNode, NodeCreator, TreeHints
 from .layout import KIND_WORD, deepest_first, parse_lock_name
 from .queued import MAX_RESTARTS, QueuedAcquisition, Restart
-from .transport import Transport, children_of, data_of
+from .transport import Transport, children_of, data_of, node_data
 from .tree import TreeReader
 
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
@@ -170,7 +170,7 @@ class ZooKeeperLockManager(LockManager):
         for child in children:
             parsed = parse_lock_name(child)
             if parsed is not None:
-                contenders.append(Contender(parsed[1], parsed[0], f"{node.object_path}/{child}"))
+                contenders.append(Contender(parsed.seq, parsed.mode, f"{node.object_path}/{child}"))
         return decide(
             Contender(node.seq, node.request.mode, node.path),
             contenders,
@@ -199,9 +199,9 @@ class ZooKeeperLockManager(LockManager):
         ordered = sorted(blockers, key=lambda c: c.seq)
         datas = self.transport.read([data_of(c.key) for c in ordered], "reading lock holders")
         return [
-            LockInfo(obj, c.mode, LockData.decode(got[0]), c.key, self._owners.owner_of(c.key))
+            LockInfo(obj, c.mode, LockData.decode(data), c.key, self._owners.owner_of(c.key))
             for c, got in zip(ordered, datas, strict=True)
-            if isinstance(got, tuple)
+            if (data := node_data(got)) is not None
         ]
 
     # -- acquisition --------------------------------------------------------------------------

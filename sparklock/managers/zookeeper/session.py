@@ -1,24 +1,11 @@
-"""The one ZooKeeper (kazoo) client per process, shared by every manager, thread and Spark session.
+"""The process's one ZooKeeper session: a shared, reference-counted kazoo client per quorum.
 
 Hive learnt this the hard way (HIVE-9119): a client per query exhausts ZooKeeper's connection
-limit. Here a registry keyed by (quorum, session timeout) hands out one reference-counted
-:class:`SharedZooKeeperClient`; the kazoo client behind it is started lazily on first use and
-stopped when the last manager using it closes.
-
-Besides the connection, the shared client owns:
-
-* the session *generation*: a counter bumped whenever the session is lost (expired or closed), so
-  a manager can tell which of its ephemeral locks died with which session;
-* Curator's *session expiration simulation*: kazoo reports a session LOST only when a server it
-  reconnects to says so, and stays SUSPENDED for as long as no server answers. A client
-  disconnected for longer than the session timeout has certainly lost its session on the server
-  side, so the shared client then declares it lost itself and abandons it (a new kazoo client,
-  hence a new session, is started on next use; the old one must never be resumed, or ephemeral
-  locks this process has written off would live on with it);
-* a worker thread that tells subscribers about lost sessions (kazoo's state listener runs on its
-  connection thread and must not block, so it only records the change and hands it over);
-It also hands out the per-quorum :class:`~.owners.OwnerRegistry`. Requests themselves go
-through :mod:`.transport`.
+limit. Besides the connection this room owns the session *generation* (bumped on every lost
+session, so a manager knows which ephemeral locks died with it), Curator's *session expiration
+simulation* (disconnected for longer than the session timeout means lost: the client is written
+off and abandoned, never resumed), and a worker thread that tells subscribers about lost sessions
+(kazoo's listener runs on its connection thread and must not block).
 """
 
 from __future__ import annotations

@@ -59,6 +59,12 @@ def data_of(path: str) -> GetData:
     return GetData(path, None)
 
 
+def node_data(result: object) -> bytes | None:
+    """The bytes a ``GetData`` read answered (``b""`` for a node without data), or None if it
+    failed (the node is gone...)."""
+    return (result[0] or b"") if isinstance(result, tuple) else None
+
+
 def create(path: str, data: bytes = b"", *, ephemeral: bool = False, sequence: bool = False):
     """A ``Create`` of the multi (the client's ACL is filled in when it is sent)."""
     flags = (EPHEMERAL if ephemeral else 0) | (SEQUENCE if sequence else 0)

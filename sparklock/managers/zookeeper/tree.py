@@ -14,7 +14,7 @@ from ...model import LockData, LockInfo, LockMode, listing_order
 from ...objects import LockObject
 from .layout import deepest_first, object_from_components, parse_lock_name
 from .owners import OwnerRegistry
-from .transport import Transport, children_of, data_of
+from .transport import Transport, children_of, data_of, node_data
 
 
 @dataclass(eq=False)
@@ -40,9 +40,10 @@ class TreeReader:
             for (obj_path, lock_path, mode), got in zip(
                 pending_data, results[len(level) :], strict=True
             ):
-                if not isinstance(got, tuple):
+                data = node_data(got)
+                if data is None:
                     continue  # released meanwhile
-                info = self._info(obj_path, lock_path, mode, got[0])
+                info = self._info(obj_path, lock_path, mode, data)
                 if info is not None:
                     infos.append(info)
             next_level: list[str] = []
@@ -56,7 +57,7 @@ class TreeReader:
                     parsed = parse_lock_name(child)
                     if parsed is not None:
                         if is_object:
-                            found.append((path, f"{path}/{child}", parsed[0]))
+                            found.append((path, f"{path}/{child}", parsed.mode))
                     elif descend:
                         next_level.append(f"{path.rstrip('/')}/{child}")
             level, pending_data = next_level, found
@@ -80,12 +81,12 @@ class TreeReader:
             for child in children:
                 parsed = parse_lock_name(child)
                 if parsed is not None:
-                    locks.append((f"{path}/{child}", parsed[0]))
+                    locks.append((f"{path}/{child}", parsed.mode))
         datas = self.transport.read([data_of(p) for p, _ in locks], what)
         return [
-            LockInfo(obj, mode, LockData.decode(got[0]), p, self.owners.owner_of(p))
+            LockInfo(obj, mode, LockData.decode(data), p, self.owners.owner_of(p))
             for (p, mode), got in zip(locks, datas, strict=True)
-            if isinstance(got, tuple)
+            if (data := node_data(got)) is not None
         ]
 
     def still_ours(self, locks: Sequence[LockInfo], what: str) -> list[str]:
@@ -95,7 +96,7 @@ class TreeReader:
         return [
             i.lock_id
             for i, got in zip(locks, datas, strict=True)
-            if isinstance(got, tuple) and LockData.decode(got[0]) == i.data
+            if (data := node_data(got)) is not None and LockData.decode(data) == i.data
         ]
 
     def empty_object_nodes(self) -> list[str]:
