@@ -106,8 +106,8 @@ def zk():
 
 @pytest.mark.zookeeper
 def test_zookeeper_manager_and_client_keep_nothing_per_statement(zk):
-    from sparklock.managers import zkclient
     from sparklock.managers.zookeeper import ZooKeeperLockManager
+    from sparklock.managers.zookeeper import session as zkclient
 
     config = SparkLockConfig(
         manager="zookeeper", zookeeper_quorum=zk.address, zookeeper_namespace="footprint"

@@ -25,9 +25,9 @@ from sparklock.errors import (
     NotLockedError,
     UnlockError,
 )
-from sparklock.managers import zkclient
 from sparklock.managers.base import AcquisitionCancelled
 from sparklock.managers.zookeeper import ZooKeeperLockManager, object_from_components
+from sparklock.managers.zookeeper import session as zkclient
 from sparklock.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
 from sparklock.objects import LockObject
 from tests.support.zookeeper import ZooKeeperServer, free_port

@@ -1,0 +1,36 @@
+"""The ZooKeeper lock manager: Hive's ZooKeeperHiveLockManager layout at a constant round-trip cost.
+
+Layout (identical to Hive 2.3.10, so Hive and Spark see and respect each other's locks)::
+
+    /<namespace>/<db>[/<table>[/k1=v1[/k2=v2...]]]/LOCK-SHARED-0000000007
+
+Object nodes are persistent and empty; a lock is a sequential child ``LOCK-SHARED-<seq10>`` or
+``LOCK-EXCLUSIVE-<seq10>`` whose data is ``queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp``.
+Statement (implicit) locks are EPHEMERAL_SEQUENTIAL, ``LOCK TABLE`` (explicit) ones
+PERSISTENT_SEQUENTIAL. A lock is granted when no lower-sequence sibling conflicts with it
+(:func:`sparklock.model.decide`, Hive's rule, made owner-aware).
+
+Where Hive spends three sequential requests per object each way, a lock set costs a constant
+number of round trips here whatever its size:
+
+1. one batched read of the "container" nodes' children: which object nodes exist;
+2. one ``multi`` creating the missing object nodes (parents first) and every lock node;
+3. one batched ``getChildren`` of the object nodes whose lock got a sequence number above 0,
+   then ``decide()``;
+4. release: one ``multi`` deleting the lock nodes and the object nodes left empty, deepest first.
+
+The ``retry`` policy is Hive's (on conflict drop everything, sleep, retry); the ``queue`` policy is
+fair (:mod:`.queued`).
+
+Rooms, one job each: :mod:`.manager` (the recipe), :mod:`.creation` (steps 1-2), :mod:`.cleanup`
+(step 4), :mod:`.queued` (the fair wait), :mod:`.tree` (walks), :mod:`.layout` (znode names),
+:mod:`.transport` (requests, retries, errors), :mod:`.wire` (multiRead/multi on the wire),
+:mod:`.session` (the process's one kazoo client), :mod:`.owners` (which nodes are ours).
+"""
+
+from __future__ import annotations
+
+from .layout import object_from_components, parse_lock_name
+from .manager import ZooKeeperLockManager
+
+__all__ = ["ZooKeeperLockManager", "object_from_components", "parse_lock_name"]

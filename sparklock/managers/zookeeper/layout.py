@@ -1,0 +1,97 @@
+"""Hive's znode layout: how a lock object and a lock node are named under the namespace.
+
+``/<namespace>/<db>[/<table>[/k1=v1...]]/LOCK-SHARED-0000000007``: object nodes are persistent
+and empty, a lock is a sequential child of its object node (identical to Hive 2.3.10).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from typing import NamedTuple
+
+from ...errors import InvalidObjectError
+from ...model import LockMode
+from ...objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
+
+LOCK_PREFIX = "LOCK-"
+_LOCK_NAME = re.compile(r"^LOCK-(SHARED|EXCLUSIVE)-(-?\d+)$")
+
+#: How Hive names an object's kind in its "not locked" message.
+KIND_WORD = {
+    ObjectKind.DATABASE: "Database",
+    ObjectKind.TABLE: "Table",
+    ObjectKind.PARTITION: "Partition",
+    ObjectKind.FACET: "Table",
+}
+
+
+class LockName(NamedTuple):
+    """What a lock node's name says: its mode and its sequence number."""
+
+    mode: LockMode
+    seq: int
+
+
+def parse_lock_name(name: str) -> LockName | None:
+    """``LOCK-SHARED-0000000005`` -> (SHARED, 5); None for anything that is not a lock node."""
+    m = _LOCK_NAME.match(name)
+    if not m:
+        return None
+    return LockName(LockMode(m.group(1)), int(m.group(2)))
+
+
+def object_from_components(components: Sequence[str]) -> LockObject:
+    """The object of a znode path below the namespace (components are escaped names).
+
+    Built from the components rather than through ``LockObject.parse`` of a display name, which
+    would split a database or table name containing ``@``."""
+    if not components:
+        raise InvalidObjectError("the namespace root is not a lock object")
+    database = unescape_path_name(components[0])
+    if len(components) == 1:
+        return LockObject(database)
+    table = unescape_path_name(components[1])
+    if len(components) == 3 and components[2].startswith(FACET_PREFIX) and "=" not in components[2]:
+        return LockObject(
+            database, table, facet=unescape_path_name(components[2][len(FACET_PREFIX) :])
+        )
+    spec = []
+    for comp in components[2:]:
+        if "=" not in comp:
+            raise InvalidObjectError(f"znode {comp!r} is not a partition component")
+        key, value = comp.split("=", 1)
+        spec.append((unescape_path_name(key), unescape_path_name(value)))
+    return LockObject(database, table, tuple(spec))
+
+
+def object_paths(lock_path: str) -> Iterator[str]:
+    """The object nodes above a lock node: ``/ns/db/t/LOCK-..`` -> ``/ns/db/t``, ``/ns/db``,
+    ``/ns``."""
+    path = lock_path
+    while True:
+        path = path.rpartition("/")[0]
+        if not path:
+            return
+        yield path
+
+
+def deepest_first(paths: Iterable[str]) -> list[str]:
+    """Object node paths ordered children before parents (the order they can be deleted in)."""
+    return sorted(paths, key=lambda p: (-p.count("/"), p))
+
+
+_last_lock_time = 0
+_lock_time_lock = threading.Lock()
+
+
+def unique_lock_time() -> int:
+    """Epoch millis, strictly increasing in this process: our node data is then unique, which is
+    how a create whose reply was lost (ConnectionLoss) finds its nodes again."""
+    global _last_lock_time
+    with _lock_time_lock:
+        now = int(time.time() * 1000)
+        _last_lock_time = max(now, _last_lock_time + 1)
+        return _last_lock_time

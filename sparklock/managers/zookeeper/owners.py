@@ -1,0 +1,94 @@
+"""Which lock znodes this process created, for whom, and which object nodes it is using.
+
+One registry per quorum, shared by every manager of the process: the grant rule ignores an
+owner's own explicit locks, and a release keeps object nodes another thread is about to use.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from ...model import LockType
+from .layout import object_paths
+
+
+class OwnerRegistry:
+    """``znode path -> (owner, lock type)`` of the lock nodes this process created.
+
+    It also counts, per object node, this process's lock nodes at or below it (``local_count``):
+    a node with a lock of ours below it exists and is not empty, which lets the manager skip
+    reading the tree where it already knows the answer. And it counts the acquisitions under
+    way that will use a node (``hold``): a release must not delete a node another thread of
+    this process is about to create a lock under (``local_busy``), or the threads of one
+    process would delete and re-create their shared database node against each other.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, tuple[str, LockType]] = {}
+        self._below: dict[str, int] = {}  # object path -> our lock nodes at or below it
+        self._held: dict[str, int] = {}  # object path -> acquisitions under way that use it
+
+    def add(self, paths: Iterable[str], owner: str, lock_type: LockType) -> None:
+        with self._lock:
+            for p in paths:
+                if p not in self._entries:
+                    for obj in object_paths(p):
+                        self._below[obj] = self._below.get(obj, 0) + 1
+                self._entries[p] = (owner, lock_type)
+
+    def forget(self, paths: Iterable[str]) -> set[str]:
+        """Forget lock nodes; returns the object nodes no lock or acquisition of this process
+        uses any more because of it."""
+        unused: set[str] = set()
+        with self._lock:
+            for p in paths:
+                if self._entries.pop(p, None) is None:
+                    continue
+                for obj in object_paths(p):
+                    left = self._below[obj] - 1
+                    if left:
+                        self._below[obj] = left
+                    else:
+                        del self._below[obj]
+                        if obj not in self._held:
+                            unused.add(obj)
+        return unused
+
+    def local_count(self, object_path: str) -> int:
+        """This process's registered lock nodes at or below ``object_path``."""
+        return self._below.get(object_path, 0)
+
+    def local_busy(self, object_path: str) -> int:
+        """``local_count`` plus the acquisitions under way that use ``object_path``."""
+        return self._below.get(object_path, 0) + self._held.get(object_path, 0)
+
+    def held_count(self, object_path: str) -> int:
+        """Acquisitions under way (``hold``) that use ``object_path``."""
+        return self._held.get(object_path, 0)
+
+    def hold(self, object_paths: Iterable[str]) -> None:
+        with self._lock:
+            for p in object_paths:
+                self._held[p] = self._held.get(p, 0) + 1
+
+    def unhold(self, object_paths: Iterable[str]) -> None:
+        with self._lock:
+            for p in object_paths:
+                left = self._held[p] - 1
+                if left:
+                    self._held[p] = left
+                else:
+                    del self._held[p]
+
+    def owner_of(self, path: str) -> str | None:
+        entry = self._entries.get(path)
+        return entry[0] if entry else None
+
+    def is_own_explicit(self, path: str, owner: str) -> bool:
+        entry = self._entries.get(path)
+        return entry is not None and entry[0] == owner and entry[1] is LockType.EXPLICIT
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -1,0 +1,164 @@
+"""The ``queue`` policy's wait: fair, in line, woken by a single ZooKeeper watch.
+
+An acquisition keeps its place in line on the first conflicting object, drops what it had after
+it (holding places on later objects while waiting could deadlock two sets), and sleeps on a
+watch of the nearest conflicting lock below its own, so a release wakes the next waiter with one
+notification.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ...errors import LockManagerUnavailableError
+from ...model import GrantDecision, LockData, LockRequest
+from ..base import AcquisitionCancelled, HeldLocks, Refusal, _WaitReporter, conflict_error
+from .creation import LockNode
+from .transport import children_of
+
+if TYPE_CHECKING:
+    from .manager import ZooKeeperLockManager
+
+log = logging.getLogger("sparklock.zookeeper")
+
+#: How often an acquisition starts over after its session was lost or its node was removed.
+MAX_RESTARTS = 5
+#: A queued waiter looks at its cancel flag and deadline this often (no ZooKeeper traffic).
+WAIT_SLICE = 0.05
+
+
+class Restart(Exception):
+    """Our locks were taken away (session lost, UNLOCK by someone): start the set over."""
+
+
+class _Cancelled(Exception):
+    pass
+
+
+class _Deadline(Exception):
+    pass
+
+
+@dataclass(eq=False)
+class QueuedAcquisition:
+    """One queued acquisition of a lock set: its place in line, its nodes, its attempts, and the
+    refusal it reports if it gives up."""
+
+    manager: ZooKeeperLockManager
+    lock_set: Sequence[LockRequest]
+    data: LockData
+    owner: str
+    waiter: _WaitReporter
+    cancel: threading.Event | None
+    deadline: float  # time.monotonic() at which it gives up
+    started: float = field(default_factory=time.monotonic)
+    attempts: int = 0
+    refusal: Refusal | None = None
+    generation: int = 0  # the session the current pass started in
+    mine: list[LockNode] = field(default_factory=list)  # every node held by the current pass
+
+    def run(self) -> HeldLocks:
+        """Wait in line for the whole set (starting over when the session or a node is lost)."""
+        manager = self.manager
+        for _ in range(MAX_RESTARTS):
+            self.generation = manager.shared_client.generation
+            self.mine = []
+            try:
+                held = self._once()
+            except Restart as why:
+                log.warning("sparklock: query %s starts over: %s", self.data.query_id, why)
+                manager._drop(self.mine)
+                continue
+            except _Deadline:
+                manager._drop(self.mine)
+                assert self.refusal is not None
+                waited = time.monotonic() - self.started
+                raise conflict_error(self.refusal, self.attempts, waited) from None
+            except _Cancelled:
+                manager._drop(self.mine)
+                assert self.refusal is not None
+                raise AcquisitionCancelled(self.refusal.request.name) from None
+            except BaseException:
+                manager._drop(self.mine)
+                raise
+            if held is not None:
+                return held
+            manager._drop(self.mine)
+        raise LockManagerUnavailableError(
+            f"ZooKeeper {manager.quorum}: locks kept disappearing while acquiring them "
+            f"({MAX_RESTARTS} attempts)"
+        )
+
+    def _once(self) -> HeldLocks | None:
+        """One pass over the set; ``mine`` collects every node we hold (``run`` cleans up)."""
+        manager = self.manager
+        pending = list(enumerate(self.lock_set))
+        while pending:
+            nodes = manager._create(pending, self.data, self.owner)
+            self.mine.extend(nodes)
+            self.attempts += 1
+            conflict = manager._check(nodes, self.owner)
+            if conflict is None:
+                break
+            node, decision = conflict
+            # Keep what is granted before it and our place in line on it; holding places on
+            # later objects while waiting could deadlock two sets, so those go.
+            later = [n for n in nodes if n.index > node.index]
+            manager._drop(later)
+            for n in later:
+                self.mine.remove(n)
+            self._wait_turn(node, decision)
+            pending = [(i, r) for i, r in pending if i > node.index]
+        return manager._register(self.mine, self.data, self.owner, self.generation)
+
+    def _refuse(self, node: LockNode, decision: GrantDecision) -> Refusal:
+        """Name who is in the way (only ever read on a conflict) and report it from now on."""
+        holders = self.manager._holders(node.request.obj, decision.blockers)
+        self.refusal = Refusal(node.request, holders)
+        return self.refusal
+
+    def _check_interrupted(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise _Cancelled()
+        if self.manager.shared_client.generation != self.generation:
+            raise Restart("ZooKeeper session lost while waiting")
+
+    def _wait_turn(self, node: LockNode, decision: GrantDecision) -> None:
+        """Sleep on a watch of the nearest conflicting lock below ours until ours is granted."""
+        manager = self.manager
+        transport = manager.transport
+        self.waiter.waiting(self._refuse(node, decision))
+        while not decision.granted:
+            nearest = decision.nearest_blocker
+            assert nearest is not None
+            fired = threading.Event()
+
+            def watch(_event, fired=fired) -> None:
+                fired.set()
+
+            stat = transport.retrying(
+                lambda key=nearest.key: transport.client().exists(key, watch=watch),
+                "watching a lock",
+            )
+            if stat is not None:
+                while not fired.wait(min(WAIT_SLICE, max(0.0, self.deadline - time.monotonic()))):
+                    self._check_interrupted()
+                    if time.monotonic() >= self.deadline:
+                        self._refuse(node, decision)
+                        raise _Deadline()
+                    assert self.refusal is not None
+                    self.waiter.waiting(self.refusal)
+            self._check_interrupted()
+            (children,) = transport.read([children_of(node.object_path)], "checking locks")
+            if not isinstance(children, list):
+                raise Restart(f"object node of {node.path} disappeared")
+            decision = manager._decide(node, children, self.owner)
+            self.attempts += 1
+            if not decision.granted and time.monotonic() >= self.deadline:
+                self._refuse(node, decision)
+                raise _Deadline()

@@ -1,0 +1,117 @@
+"""Reading the lock tree: SHOW LOCKS' walk, UNLOCK's lookup, the empty nodes of ``stale``.
+
+Level by level, one batched read per level (children of this level and data of the lock nodes
+found on the previous one), so a walk costs its depth in round trips, not its size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...errors import InvalidObjectError
+from ...model import LockData, LockInfo, LockMode, listing_order
+from ...objects import LockObject
+from .layout import deepest_first, object_from_components, parse_lock_name
+from .owners import OwnerRegistry
+from .transport import Transport, children_of, data_of, node_data
+
+
+@dataclass(eq=False)
+class TreeReader:
+    """Walks a namespace and names what it finds as :class:`LockInfo`."""
+
+    transport: Transport
+    owners: OwnerRegistry
+    root: str
+
+    def components(self, path: str) -> tuple[str, ...]:
+        return tuple(p for p in path[len(self.root) :].split("/") if p)
+
+    def list_locks(self, obj: LockObject | None, descendants: bool) -> list[LockInfo]:
+        start = obj.path(self.root) if obj is not None else self.root
+        level = [start]
+        # (object path, lock path, mode) of lock nodes whose data the next read fetches
+        pending_data: list[tuple[str, str, LockMode]] = []
+        infos: list[LockInfo] = []
+        while level or pending_data:
+            ops = [children_of(p) for p in level] + [data_of(lp) for _, lp, _ in pending_data]
+            results = self.transport.read(ops, "listing locks")
+            for (obj_path, lock_path, mode), got in zip(
+                pending_data, results[len(level) :], strict=True
+            ):
+                data = node_data(got)
+                if data is None:
+                    continue  # released meanwhile
+                info = self._info(obj_path, lock_path, mode, data)
+                if info is not None:
+                    infos.append(info)
+            next_level: list[str] = []
+            found: list[tuple[str, str, LockMode]] = []
+            for path, children in zip(level, results[: len(level)], strict=True):
+                if not isinstance(children, list):
+                    continue
+                is_object = path != self.root
+                descend = descendants or path == self.root
+                for child in children:
+                    parsed = parse_lock_name(child)
+                    if parsed is not None:
+                        if is_object:
+                            found.append((path, f"{path}/{child}", parsed.mode))
+                    elif descend:
+                        next_level.append(f"{path.rstrip('/')}/{child}")
+            level, pending_data = next_level, found
+        return sorted(infos, key=listing_order)
+
+    def _info(self, obj_path: str, lock_path: str, mode: LockMode, data: bytes) -> LockInfo | None:
+        try:
+            obj = object_from_components(self.components(obj_path))
+        except InvalidObjectError:
+            return None  # a foreign node that names no object
+        return LockInfo(
+            obj, mode, LockData.decode(data), lock_path, self.owners.owner_of(lock_path)
+        )
+
+    def locks_on(self, obj: LockObject, what: str) -> list[LockInfo]:
+        """The locks directly on ``obj`` (two round trips: its children, then their data)."""
+        path = obj.path(self.root)
+        (children,) = self.transport.read([children_of(path)], what)
+        locks = []
+        if isinstance(children, list):
+            for child in children:
+                parsed = parse_lock_name(child)
+                if parsed is not None:
+                    locks.append((f"{path}/{child}", parsed.mode))
+        datas = self.transport.read([data_of(p) for p, _ in locks], what)
+        return [
+            LockInfo(obj, mode, LockData.decode(data), p, self.owners.owner_of(p))
+            for (p, mode), got in zip(locks, datas, strict=True)
+            if (data := node_data(got)) is not None
+        ]
+
+    def still_ours(self, locks: Sequence[LockInfo], what: str) -> list[str]:
+        """The lock nodes of ``locks`` still carrying our data (an UNLOCK may have removed ours
+        and the object node been re-created since, restarting the sequence numbers)."""
+        datas = self.transport.read([data_of(i.lock_id) for i in locks], what)
+        return [
+            i.lock_id
+            for i, got in zip(locks, datas, strict=True)
+            if (data := node_data(got)) is not None and LockData.decode(data) == i.data
+        ]
+
+    def empty_object_nodes(self) -> list[str]:
+        """Object nodes with no children, deepest first."""
+        empty: list[str] = []
+        level = [self.root]
+        while level:
+            ops = [children_of(p) for p in level]
+            results = self.transport.read(ops, "looking for empty nodes")
+            next_level = []
+            for path, children in zip(level, results, strict=True):
+                if not isinstance(children, list):
+                    continue
+                if not children and path != self.root:
+                    empty.append(path)
+                next_level += [f"{path}/{c}" for c in children if parse_lock_name(c) is None]
+            level = next_level
+        return deepest_first(empty)
