@@ -143,6 +143,14 @@ SPARK = SparkSpec(
 )
 
 
+#: hypothesis settings of the statement tests (each example runs statements through Spark)
+statement_settings = settings(
+    max_examples=STATEMENT_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
 def lock_paths(zk: KazooClient, namespace: str) -> list[str]:
     """Every LOCK-* znode below the namespace, relative to it."""
     root = "/" + namespace
@@ -188,11 +196,7 @@ literal_text = st.lists(
 ).map("".join)
 
 
-@settings(
-    max_examples=STATEMENT_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@statement_settings
 @given(
     table=ident_text,
     column=ident_text,
@@ -259,11 +263,7 @@ junk = st.lists(
 ).map("".join)
 
 
-@settings(
-    max_examples=STATEMENT_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@statement_settings
 @given(
     head=st.sampled_from(["LOCK TABLE", "UNLOCK TABLE", "SHOW LOCKS", "LOCK TABLE t"]), rest=junk
 )

@@ -31,7 +31,7 @@ from sparklock.managers import get_manager  # noqa: E402
 from sparklock.service import LockService, config_of, get_service  # noqa: E402
 from tests.support.driver import Driver  # noqa: E402
 from tests.support.locks import session_manager, wait_for  # noqa: E402
-from tests.support.spark import SparkSpec  # noqa: E402
+from tests.support.spark import SparkSpec, register_udfs  # noqa: E402
 from tests.support.zk_tree import inspecting, znodes  # noqa: E402
 from tests.support.zookeeper import ZooKeeperEnsemble, ZooKeeperServer  # noqa: E402
 
@@ -50,23 +50,6 @@ LOCK_KEYS = (
     "spark.sparklock.lock.retryInterval",
     "spark.sparklock.unlock.numRetries",
 )
-
-
-def register_udfs(session) -> None:
-    """slow(x, seconds) sleeps in the task; boom(x) raises (temporary: per session).
-
-    Closures, so they are pickled by value (Python workers cannot import this test module)."""
-    import time as _time
-
-    def slow(x, seconds):
-        _time.sleep(float(seconds))
-        return x
-
-    def boom(x):
-        raise ValueError(f"boom on {x}")
-
-    session.udf.register("slow", slow, "int")
-    session.udf.register("boom", boom, "int")
 
 
 SPARK = SparkSpec(

@@ -88,6 +88,23 @@ def build_session(
     return session
 
 
+def register_udfs(session: SparkSession) -> None:
+    """slow(x, seconds) sleeps in the task; boom(x) raises (temporary: per session).
+
+    Closures, so they are pickled by value (Python workers cannot import the tests)."""
+    import time
+
+    def slow(x, seconds):
+        time.sleep(float(seconds))
+        return x
+
+    def boom(x):
+        raise ValueError(f"boom on {x}")
+
+    session.udf.register("slow", slow, "int")
+    session.udf.register("boom", boom, "int")
+
+
 def zookeeper_conf(address: str, namespace: str) -> dict[str, str]:
     """Session conf that sends a session's locks to the ZooKeeper at ``address``."""
     return {
