@@ -1,12 +1,14 @@
-"""Shared fixtures: a real ZooKeeper server for the session (started from the pyspark jars)."""
+"""Shared fixtures: a real ZooKeeper server for the session, a Spark session per test module,
+and the after-test lock checks (helpers they use live in ``tests/support/``)."""
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
-from kazoo.client import KazooClient
 
+from tests.support.zk_tree import inspecting
 from tests.support.zookeeper import ZooKeeperServer
 
 
@@ -28,8 +30,71 @@ def zk_namespace() -> str:
 @pytest.fixture
 def zk(zk_server):
     """A plain kazoo client to inspect the tree (a second connection, closed after the test)."""
-    client = KazooClient(hosts=zk_server.address)
-    client.start(10)
-    yield client
-    client.stop()
-    client.close()
+    with inspecting(zk_server.address) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def spark(request, tmp_path_factory):
+    """The test module's Spark session with sparklock, as its ``SPARK = SparkSpec(...)`` says.
+
+    One session per module (the modules create tables of the same names); stopped at the end
+    of the module. Session conf, not builder conf, for the lock settings: the first
+    SparkContext's conf becomes the JVM's system properties, inherited by every later context.
+    """
+    from tests.support.spark import WAREHOUSE_KEY, SparkSpec, build_session, zookeeper_conf
+
+    module = request.module
+    spec: SparkSpec = getattr(module, "SPARK", None) or SparkSpec(app=module.__name__)
+    root = tmp_path_factory.mktemp(spec.app)
+    warehouse = root / "warehouse"
+    session = build_session(
+        spec.app,
+        warehouse,
+        cores=spec.cores,
+        conf=spec.conf,
+        hive_root=root if spec.hive else None,
+        log_level=spec.log_level,
+    )
+    conf = dict(spec.session_conf)
+    if spec.zookeeper_namespace is not None:
+        address = request.getfixturevalue("zk_server").address
+        conf.update(zookeeper_conf(address, spec.zookeeper_namespace))
+    for key, value in {WAREHOUSE_KEY: str(warehouse), **conf}.items():
+        session.conf.set(key, value)
+    if spec.setup is not None:
+        spec.setup(session)
+    for statement in spec.setup_sql:
+        session.sql(statement)
+    yield session
+    for key in conf:
+        session.conf.unset(key)
+    session.stop()
+
+
+@pytest.fixture
+def warehouse(spark) -> Path:
+    """The warehouse directory of the module's session."""
+    from tests.support.spark import WAREHOUSE_KEY
+
+    return Path(spark.conf.get(WAREHOUSE_KEY))
+
+
+@pytest.fixture
+def no_leftover_locks(spark):
+    """After the test: no lock held and no handle open (waits for asynchronous releases), and
+    ``SHOW LOCKS`` is empty. Modules opt in with ``pytest.mark.usefixtures``."""
+    from tests.support.locks import assert_no_leftover_locks
+
+    yield
+    assert_no_leftover_locks(spark)
+
+
+@pytest.fixture
+def unlock_leftover_locks(spark):
+    """Safety net after the test: unlock whatever the session's manager still holds (the tests
+    check their own locks; this keeps one failing test from failing the next ones)."""
+    from tests.support.locks import unlock_all
+
+    yield
+    unlock_all(spark)

@@ -98,10 +98,9 @@ def test_service_keeps_nothing_per_statement():
 
 @pytest.fixture(scope="module")
 def zk():
-    server = ZooKeeperServer()
-    server.start()
-    yield server
-    server.cleanup()
+    """A server of the module's own (the client registry is checked empty on it)."""
+    with ZooKeeperServer() as server:
+        yield server
 
 
 @pytest.mark.zookeeper

@@ -27,6 +27,8 @@ from kazoo.client import KazooClient
 from sparklock.errors import InvalidObjectError
 from sparklock.managers.zookeeper import object_from_components
 from sparklock.objects import MAX_COMPONENT_LENGTH, LockObject
+from tests.support.spark import SparkSpec
+from tests.support.zk_tree import inspecting, relative, znodes
 
 NAME_EXAMPLES = int(os.environ.get("SPARKLOCK_FUZZ_NAMES", "300"))
 STATEMENT_EXAMPLES = int(os.environ.get("SPARKLOCK_FUZZ_STATEMENTS", "60"))
@@ -74,11 +76,9 @@ def _component_ok(comp: str) -> None:
 
 @pytest.fixture(scope="module")
 def zk(zk_server):
-    client = KazooClient(hosts=zk_server.address)
-    client.start(10)
-    yield client
-    client.stop()
-    client.close()
+    """One inspecting client for the module (hypothesis runs many examples per test)."""
+    with inspecting(zk_server.address) as client:
+        yield client
 
 
 @settings(
@@ -133,48 +133,28 @@ def test_at_sign_names_parse_back():
 pyspark = pytest.importorskip("pyspark")
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory, zk_server):
-    from pyspark.sql import SparkSession
+# session conf (a builder conf could outlive the module as a JVM system property)
+SPARK = SparkSpec(
+    app="fuzz",
+    cores=1,
+    log_level="OFF",
+    zookeeper_namespace="sparklock_fuzz",
+    session_conf={"spark.sparklock.lock.numRetries": "1"},
+)
 
-    import sparklock
 
-    builder = (
-        SparkSession.builder.master("local[1]")
-        .appName("sparklock-fuzz")
-        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse")))
-        .config("spark.ui.enabled", "false")
-    )
-    session = sparklock.configure(builder).getOrCreate()
-    session.sparkContext.setLogLevel("OFF")
-    # session conf (a builder conf could outlive the module as a JVM system property)
-    keys = {
-        "spark.sparklock.manager": "zookeeper",
-        "spark.sparklock.zookeeper.quorum": zk_server.address,
-        "spark.sparklock.zookeeper.namespace": "sparklock_fuzz",
-        "spark.sparklock.lock.numRetries": "1",
-    }
-    for k, v in keys.items():
-        session.conf.set(k, v)
-    yield session
-    for k in keys:
-        session.conf.unset(k)
-    session.stop()
+#: hypothesis settings of the statement tests (each example runs statements through Spark)
+statement_settings = settings(
+    max_examples=STATEMENT_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 def lock_paths(zk: KazooClient, namespace: str) -> list[str]:
     """Every LOCK-* znode below the namespace, relative to it."""
     root = "/" + namespace
-    out = []
-    if zk.exists(root) is None:
-        return out
-    todo = [root]
-    while todo:
-        p = todo.pop()
-        for c in zk.get_children(p):
-            full = f"{p}/{c}"
-            (out.append(full[len(root) + 1 :]) if c.startswith("LOCK-") else todo.append(full))
-    return sorted(out)
+    return sorted(relative(p, root) for p in znodes(zk, root, locks_only=True))
 
 
 #: What a refused statement may raise: Spark's parse/analysis errors, or the documented answer to
@@ -216,11 +196,7 @@ literal_text = st.lists(
 ).map("".join)
 
 
-@settings(
-    max_examples=STATEMENT_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@statement_settings
 @given(
     table=ident_text,
     column=ident_text,
@@ -287,11 +263,7 @@ junk = st.lists(
 ).map("".join)
 
 
-@settings(
-    max_examples=STATEMENT_EXAMPLES,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@statement_settings
 @given(
     head=st.sampled_from(["LOCK TABLE", "UNLOCK TABLE", "SHOW LOCKS", "LOCK TABLE t"]), rest=junk
 )

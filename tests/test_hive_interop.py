@@ -17,6 +17,7 @@ from sparklock.errors import LockConflictError, NotLockedError
 from sparklock.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
 from sparklock.objects import LockObject
 from tests.support.hive_harness import HiveLockHarness, build_harness, missing_requirements
+from tests.support.zk_tree import inspecting, is_lock, relative, znodes
 
 pytestmark = [pytest.mark.hive_interop, pytest.mark.zookeeper]
 
@@ -24,7 +25,7 @@ _missing = missing_requirements()
 if _missing:
     pytest.skip(f"Hive harness unavailable: {_missing}", allow_module_level=True)
 
-kazoo_client = pytest.importorskip("kazoo.client")
+pytest.importorskip("kazoo.client")
 
 # queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp
 DATA_RE = re.compile(
@@ -53,31 +54,20 @@ def hive(hive_jvm, zk_namespace):
 
 @pytest.fixture(scope="module")
 def kz(zk_server):
-    client = kazoo_client.KazooClient(hosts=zk_server.address)
-    client.start(timeout=15)
-    yield client
-    client.stop()
-    client.close()
+    with inspecting(zk_server.address, timeout=15) as client:
+        yield client
 
 
 def tree(kz, root: str) -> dict[str, tuple[bytes, bool]]:
-    """Every znode below ``root``: relative path -> (data, ephemeral)."""
-    out: dict[str, tuple[bytes, bool]] = {}
-
-    def walk(path: str) -> None:
-        for child in sorted(kz.get_children(path)):
-            full = f"{path}/{child}"
-            data, stat = kz.get(full)
-            out[full[len(root) + 1 :]] = (data, stat.ephemeralOwner != 0)
-            walk(full)
-
-    if kz.exists(root):
-        walk(root)
-    return out
+    """Every znode below ``root``, parents first: relative path -> (data, ephemeral)."""
+    nodes = znodes(kz, root)
+    return {
+        relative(p, root): (data, stat.ephemeralOwner != 0) for p, (data, stat) in nodes.items()
+    }
 
 
 def lock_nodes(nodes: dict[str, tuple[bytes, bool]]) -> dict[str, tuple[bytes, bool]]:
-    return {p: v for p, v in nodes.items() if p.rsplit("/", 1)[-1].startswith("LOCK-")}
+    return {p: v for p, v in nodes.items() if is_lock(p)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,7 +237,8 @@ def make_spark_manager(
 
 
 @pytest.fixture
-def spark(zk_server, zk_namespace):
+def spark_manager(zk_server, zk_namespace):
+    """sparklock's ZooKeeper lock manager on the test's namespace (the Spark side of the pair)."""
     manager = make_spark_manager(zk_server, zk_namespace)
     yield manager
     manager.close()
@@ -313,9 +304,9 @@ def test_hive_exclusive_refuses_sparklock(
         manager.close()
 
 
-def test_sparklock_partition_exclusive_refuses_hive(hive, spark, kz, zk_namespace):
+def test_sparklock_partition_exclusive_refuses_hive(hive, spark_manager, kz, zk_namespace):
     query = "INSERT OVERWRITE TABLE t PARTITION (p=1) SELECT 1"
-    held = spark_lock(spark, (PART, "EXCLUSIVE"), query_id="spark_q_write", query=query)
+    held = spark_lock(spark_manager, (PART, "EXCLUSIVE"), query_id="spark_q_write", query=query)
     assert [(i.name, i.mode) for i in held.locks] == [
         ("default", LockMode.SHARED),
         ("default@t", LockMode.SHARED),
@@ -348,17 +339,17 @@ def test_sparklock_partition_exclusive_refuses_hive(hive, spark, kz, zk_namespac
         assert (r.query_id, r.lock_mode, r.query_string) == ("spark_q_write", "IMPLICIT", query)
         assert r.lock_time == str(data.lock_time_ms)
     stored = LockData.decode(kz.get(rows[1].path)[0])
-    assert stored.client == spark.client_address
+    assert stored.client == spark_manager.client_address
 
-    spark.release(held)
+    spark_manager.release(held)
     assert hive.show() == []
-    assert spark.list_locks() == []
+    assert spark_manager.list_locks() == []
     assert hive.lock("default@t", "EXCLUSIVE").granted
 
 
-def test_explicit_locks_each_side_unlocks_the_others(hive, spark, kz, zk_namespace):
+def test_explicit_locks_each_side_unlocks_the_others(hive, spark_manager, kz, zk_namespace):
     held = spark_lock(
-        spark,
+        spark_manager,
         (TABLE, "EXCLUSIVE"),
         query_id="spark_q_lt",
         query="LOCK TABLE t EXCLUSIVE",
@@ -371,20 +362,20 @@ def test_explicit_locks_each_side_unlocks_the_others(hive, spark, kz, zk_namespa
     assert hive.lock("default@t", "SHARED").refused
     # Hive's UNLOCK TABLE removes sparklock's explicit lock (whoever holds it).
     assert hive.unlock_any("default@t") == 1
-    assert spark.list_locks() == []
-    spark.release(held)  # releasing what is already gone is harmless
+    assert spark_manager.list_locks() == []
+    spark_manager.release(held)  # releasing what is already gone is harmless
 
     # And the other way: sparklock's UNLOCK TABLE removes Hive's LOCK TABLE.
     hive.query("hive_q_lt", "LOCK TABLE t SHARED")
     assert hive.lock("default@t", "SHARED", "EXPLICIT").granted
     assert hive.lock("default@t", "SHARED", "EXPLICIT").granted
-    removed = spark.unlock(TABLE)
+    removed = spark_manager.unlock(TABLE)
     assert [(i.name, i.mode, i.data.query_id, i.data.lock_type) for i in removed] == [
         ("default@t", LockMode.SHARED, "hive_q_lt", LockType.EXPLICIT)
     ] * 2
     assert hive.show() == []
     with pytest.raises(NotLockedError):
-        spark.unlock(TABLE)
+        spark_manager.unlock(TABLE)
     assert list(tree(kz, f"/{zk_namespace}")) == ["default"]  # as Hive's UNLOCK leaves it
 
 
@@ -416,18 +407,20 @@ def test_shared_shared_both_ways_same_layout_as_hive(hive, zk_server, kz, zk_nam
         assert answer.granted
         return lambda: hive.release(answer)
 
-    spark = make_spark_manager(zk_server, zk_namespace)
+    manager = make_spark_manager(zk_server, zk_namespace)
     try:
 
         def spark_statement():
-            held = spark_lock(spark, (TABLE, "SHARED"), query_id="q_read", query="select * from t")
-            return lambda: spark.release(held)
+            held = spark_lock(
+                manager, (TABLE, "SHARED"), query_id="q_read", query="select * from t"
+            )
+            return lambda: manager.release(held)
 
         mixed = scenario(zk_namespace, spark_statement)
-        assert spark.list_locks() == []
+        assert manager.list_locks() == []
         assert hive.show() == []
     finally:
-        spark.close()
+        manager.close()
     reference = scenario(f"{zk_namespace}_hive_only", hive_statement)
 
     assert lock_nodes(mixed[0]).keys() == {
@@ -454,14 +447,14 @@ def test_statement_lock_set_same_nodes_and_data_as_hive(hive, zk_server, kz, zk_
     hive_after = masked(tree(kz, f"/{zk_namespace}"))
 
     namespace = f"{zk_namespace}_spark"
-    spark = make_spark_manager(zk_server, namespace)
+    manager = make_spark_manager(zk_server, namespace)
     try:
-        held = spark_lock(spark, (PART, "EXCLUSIVE"), query_id="q_write", query=query)
+        held = spark_lock(manager, (PART, "EXCLUSIVE"), query_id="q_write", query=query)
         spark_tree = masked(tree(kz, f"/{namespace}"))
-        spark.release(held)
+        manager.release(held)
         spark_after = masked(tree(kz, f"/{namespace}"))
     finally:
-        spark.close()
+        manager.close()
 
     assert hive_tree == {
         "default": ("", False),
@@ -482,13 +475,13 @@ def test_sparklock_implicit_locks_end_with_its_session(hive, zk_server, kz, zk_n
     """Implicit locks are ephemeral: closing sparklock's client frees them for Hive."""
     # The process shares one client per (quorum, session timeout): an odd timeout gives this
     # manager a session of its own, which its close() ends whatever other tests left open.
-    spark = make_spark_manager(zk_server, zk_namespace, session_timeout=17.25)
+    manager = make_spark_manager(zk_server, zk_namespace, session_timeout=17.25)
     try:
-        spark_lock(spark, (TABLE, "EXCLUSIVE"), query_id="spark_q_gone")
+        spark_lock(manager, (TABLE, "EXCLUSIVE"), query_id="spark_q_gone")
         assert [(r.name, r.mode) for r in hive.show()] == [("default@t", "EXCLUSIVE")]
         assert hive.lock("default@t", "SHARED").refused
     finally:
-        spark.close()
+        manager.close()
     assert hive.show() == []
     assert hive.lock("default@t", "EXCLUSIVE").granted
 
@@ -496,19 +489,19 @@ def test_sparklock_implicit_locks_end_with_its_session(hive, zk_server, kz, zk_n
 def test_queued_sparklock_wakes_when_hive_releases(hive, zk_server, zk_namespace):
     """sparklock's fair queue watches Hive's node: Hive's release wakes it, no polling."""
     assert hive.lock("default@t", "EXCLUSIVE").granted
-    spark = make_spark_manager(zk_server, zk_namespace, WaitPolicy.QUEUE)
+    manager = make_spark_manager(zk_server, zk_namespace, WaitPolicy.QUEUE)
     settings = LockSettings(num_retries=100, retry_interval=0.1, wait_policy=WaitPolicy.QUEUE)
     got: dict[str, float] = {}
 
     def reader() -> None:
-        held = spark.acquire(
+        held = manager.acquire(
             [LockRequest(TABLE, LockMode.SHARED)],
             owner="owner-queued",
             query_id="spark_q_queued",
             settings=settings,
         )
         got["at"] = time.monotonic()
-        spark.release(held)
+        manager.release(held)
 
     try:
         thread = threading.Thread(target=reader, daemon=True)
@@ -521,4 +514,4 @@ def test_queued_sparklock_wakes_when_hive_releases(hive, zk_server, zk_namespace
         assert "at" in got
         assert got["at"] - released < 1.0
     finally:
-        spark.close()
+        manager.close()

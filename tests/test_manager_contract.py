@@ -16,6 +16,7 @@ from sparklock.errors import LockConflictError, NotLockedError
 from sparklock.managers import AcquisitionCancelled, EmbeddedLockManager, LockManager
 from sparklock.model import LockMode, LockRequest, LockType, WaitPolicy
 from sparklock.objects import LockObject
+from tests.support.locks import take
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 T = LockObject.of_table("default", "t")
@@ -68,12 +69,6 @@ def manager_factory(request):
 @pytest.fixture
 def mgr(manager_factory) -> LockManager:
     return manager_factory()
-
-
-def take(m: LockManager, obj: LockObject, mode: LockMode, owner="o1", q="q1", **kw):
-    return m.acquire(
-        [LockRequest(obj, mode)], owner=owner, query_id=q, query_string=f"{q} text", **kw
-    )
 
 
 @pytest.mark.parametrize(

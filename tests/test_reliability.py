@@ -15,27 +15,25 @@ settings are read per statement. Separate drivers are ``tests/support/driver.py`
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 
 pyspark = pytest.importorskip("pyspark")
 
 from kazoo.client import KazooClient  # noqa: E402
-from kazoo.exceptions import NoNodeError  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
 
-import sparklock  # noqa: E402
 from sparklock.errors import LockManagerUnavailableError, UnlockError  # noqa: E402
 from sparklock.facts import Facts, parse_facts  # noqa: E402
 from sparklock.managers import get_manager  # noqa: E402
 from sparklock.service import LockService, config_of, get_service  # noqa: E402
 from tests.support.driver import Driver  # noqa: E402
+from tests.support.locks import session_manager, wait_for  # noqa: E402
+from tests.support.spark import SparkSpec, register_udfs  # noqa: E402
+from tests.support.zk_tree import inspecting, znodes  # noqa: E402
 from tests.support.zookeeper import ZooKeeperEnsemble, ZooKeeperServer  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
@@ -55,50 +53,18 @@ LOCK_KEYS = (
 )
 
 
-def register_udfs(session) -> None:
-    """slow(x, seconds) sleeps in the task; boom(x) raises (temporary: per session).
-
-    Closures, so they are pickled by value (Python workers cannot import this test module)."""
-    import time as _time
-
-    def slow(x, seconds):
-        _time.sleep(float(seconds))
-        return x
-
-    def boom(x):
-        raise ValueError(f"boom on {x}")
-
-    session.udf.register("slow", slow, "int")
-    session.udf.register("boom", boom, "int")
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory, zk_server):
-    warehouse = tmp_path_factory.mktemp("warehouse")
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparklock-reliability")
-        .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    session = sparklock.configure(builder).getOrCreate()
-    session.sparkContext.setLogLevel("OFF")
-    # Session conf, not builder conf: the first SparkContext's conf becomes the JVM's system
-    # properties, and every later context in this process (other test modules) would inherit it.
-    session.conf.set("spark.sparklock.manager", "zookeeper")
-    session.conf.set("spark.sparklock.zookeeper.quorum", zk_server.address)
-    session.conf.set("spark.sparklock.zookeeper.namespace", "sparklock_reliability_setup")
-
-    register_udfs(session)
-    session.sql("CREATE TABLE t (k INT) USING parquet")
-    session.sql("CREATE TABLE pt (v INT, p STRING) USING parquet PARTITIONED BY (p)")
-    session.sql("INSERT INTO t VALUES (1), (2), (3), (4)")
-    session.sql("INSERT INTO pt VALUES (1, 'a'), (2, 'b')")
-    yield session
-    for key in LOCK_KEYS:
-        session.conf.unset(key)
-    session.stop()
+SPARK = SparkSpec(
+    app="reliability",
+    log_level="OFF",
+    zookeeper_namespace="sparklock_reliability_setup",
+    setup=register_udfs,
+    setup_sql=(
+        "CREATE TABLE t (k INT) USING parquet",
+        "CREATE TABLE pt (v INT, p STRING) USING parquet PARTITIONED BY (p)",
+        "INSERT INTO t VALUES (1), (2), (3), (4)",
+        "INSERT INTO pt VALUES (1, 'a'), (2, 'b')",
+    ),
+)
 
 
 @pytest.fixture
@@ -107,7 +73,7 @@ def ns(spark, zk_server, zk_namespace):
     spark.conf.set("spark.sparklock.zookeeper.quorum", zk_server.address)
     spark.conf.set("spark.sparklock.zookeeper.namespace", zk_namespace)
     yield zk_namespace
-    manager = _session_manager(spark)
+    manager = session_manager(spark)
     if manager.quorum != zk_server.address:
         manager.close()  # the test's own server is gone: leave no client reconnecting to it
     for key in LOCK_KEYS:
@@ -120,27 +86,7 @@ def ns(spark, zk_server, zk_namespace):
 
 def lock_nodes(zk: KazooClient, namespace: str) -> dict[str, bytes]:
     """Every ``LOCK-*`` znode below the namespace: path -> data."""
-    out: dict[str, bytes] = {}
-    root = "/" + namespace
-    if zk.exists(root) is None:
-        return out
-    todo = [root]
-    while todo:
-        path = todo.pop()
-        try:
-            children = zk.get_children(path)
-        except NoNodeError:
-            continue  # released and cleaned up while we walked
-        for child in children:
-            full = f"{path}/{child}"
-            if child.startswith("LOCK-"):
-                try:
-                    out[full] = zk.get(full)[0]
-                except NoNodeError:
-                    pass
-            else:
-                todo.append(full)
-    return out
+    return {p: data for p, (data, _) in znodes(zk, "/" + namespace, locks_only=True).items()}
 
 
 def lock_types(zk: KazooClient, namespace: str) -> list[tuple[str, str]]:
@@ -154,15 +100,6 @@ def lock_types(zk: KazooClient, namespace: str) -> list[tuple[str, str]]:
 
 def show_locks(spark) -> list[tuple[str, str]]:
     return [(r["name"], r["mode"]) for r in spark.sql("SHOW LOCKS").collect()]
-
-
-def wait_for(predicate, timeout: float = 15.0, interval: float = 0.05) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
 
 
 def in_thread(fn, *args):
@@ -297,18 +234,6 @@ def test_cancel_while_waiting_for_locks(spark, ns, zk, how):
 
 
 # -- ZooKeeper faults ---------------------------------------------------------------------------
-@contextlib.contextmanager
-def inspecting(address: str) -> Iterator[KazooClient]:
-    """A plain kazoo client on ``address`` to look at the tree with (closed on exit)."""
-    zk = KazooClient(hosts=address)
-    zk.start(10)
-    try:
-        yield zk
-    finally:
-        zk.stop()
-        zk.close()
-
-
 def expire_session(address: str, session_id: int, password: bytes) -> None:
     """Expire a live ZooKeeper session for real: another client resumes it and closes it."""
     thief = KazooClient(hosts=address, client_id=(session_id, password))
@@ -491,15 +416,8 @@ def test_ensemble_member_killed_while_queries_hold_locks(spark, ns):
             assert wait_for(lambda: lock_nodes(zk, ns) == {}, 25)
 
 
-def _session_manager(spark):
-    """The ZooKeeper manager the session's statements use now."""
-    conf = {k: spark.conf.get(k) for k in LOCK_KEYS if spark.conf.get(k, None)}
-    conf["spark.sparklock.manager"] = "zookeeper"
-    return get_manager(config_of(conf))
-
-
 def _shared_client(spark):
-    return _session_manager(spark).shared_client.client
+    return session_manager(spark).shared_client.client
 
 
 def test_unlock_failure_is_reported_then_cleaned_up(spark, ns):
@@ -640,7 +558,8 @@ def test_release_retry_gives_up_when_zookeeper_is_gone_for_good(zk_namespace, ca
             )
             server.start()
             with inspecting(server.address) as zk:
-                assert wait_for(lambda: lock_types(zk, zk_namespace) == [("default/t", "EXPLICIT")])
+                explicit = [("default/t", "EXPLICIT")]
+                assert wait_for(lambda: lock_types(zk, zk_namespace) == explicit, 15)
                 again = acquire_within(svc, insert_facts(conf, "h"), 15)
                 assert manager.session_id not in (None, held_session)
                 svc.release(again)

@@ -26,39 +26,31 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
 from sparklock import facts as facts_contract  # noqa: E402
-from sparklock.managers import get_manager  # noqa: E402
-from sparklock.service import config_of, get_service  # noqa: E402
+from sparklock.service import get_service  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
+from tests.support.locks import held  # noqa: E402
+from tests.support.spark import SparkSpec  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    warehouse = tmp_path_factory.mktemp("warehouse")
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparklock-bridge")
-        .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    session = sparklock.configure(builder).getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    session.sql("CREATE TABLE a (k INT, v STRING) USING parquet")
-    session.sql("CREATE TABLE b (k INT, w STRING) USING parquet")
-    session.sql("CREATE TABLE c (k INT) USING parquet")
-    session.sql("CREATE TABLE pt (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)")
-    session.sql("CREATE TABLE u (k INT) USING parquet")
-    session.sql("CREATE TABLE w (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)")
-    session.sql("INSERT INTO a VALUES (1, 'x'), (2, 'y')")
-    session.sql("INSERT INTO b VALUES (1, 'z')")
-    session.sql("INSERT INTO c VALUES (1), (5)")
-    session.sql("INSERT INTO pt VALUES (1, '1', 'a'), (2, '1', 'b'), (3, '2', 'a')")
-    yield session
-    session.stop()
+SPARK = SparkSpec(
+    app="bridge",
+    setup_sql=(
+        "CREATE TABLE a (k INT, v STRING) USING parquet",
+        "CREATE TABLE b (k INT, w STRING) USING parquet",
+        "CREATE TABLE c (k INT) USING parquet",
+        "CREATE TABLE pt (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)",
+        "CREATE TABLE u (k INT) USING parquet",
+        "CREATE TABLE w (v INT, p STRING, q STRING) USING parquet PARTITIONED BY (p, q)",
+        "INSERT INTO a VALUES (1, 'x'), (2, 'y')",
+        "INSERT INTO b VALUES (1, 'z')",
+        "INSERT INTO c VALUES (1), (5)",
+        "INSERT INTO pt VALUES (1, '1', 'a'), (2, '1', 'b'), (3, '2', 'a')",
+    ),
+)
 
 
 class WireView(Sequence):
@@ -92,10 +84,6 @@ def clean_conf(spark):
         spark.conf.unset(key)
     spark.conf.unset("spark.sparklock.lock.retryInterval")
     spark.conf.set("spark.sql.adaptive.enabled", "true")
-
-
-def locks_held() -> list[tuple[str, str]]:
-    return [(i.name, i.mode.value) for i in get_manager(config_of({})).list_locks(None)]
 
 
 def tables(refs) -> set[str]:
@@ -386,7 +374,7 @@ def test_locks_are_held_while_running_and_released_before_the_call_returns(spark
     def run():
         try:
             spark.sql(statement).collect()
-            outcome["after"] = locks_held()  # the very next thing this thread does
+            outcome["after"] = held()  # the very next thing this thread does
         except Exception as e:  # noqa: BLE001
             outcome["error"] = e
 
@@ -394,7 +382,7 @@ def test_locks_are_held_while_running_and_released_before_the_call_returns(spark
     runner.start()
     seen: set = set()
     while runner.is_alive():
-        seen.update(locks_held())
+        seen.update(held())
         time.sleep(0.01)
     runner.join()
     assert "error" not in outcome, outcome.get("error")

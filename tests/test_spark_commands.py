@@ -20,15 +20,17 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark")
 
-from pyspark.sql import SparkSession  # noqa: E402
 
-import sparklock  # noqa: E402
-from sparklock.managers import get_manager  # noqa: E402
 from sparklock.objects import LockObject  # noqa: E402
-from sparklock.service import LockService, config_of, get_service  # noqa: E402
-from sparklock.spark.builder import callback_of  # noqa: E402
+from tests.support.locks import (  # noqa: E402
+    explain,
+    requested,
+    show_locks,
+    wait_for,
+)
+from tests.support.spark import SparkSpec  # noqa: E402
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("no_leftover_locks")]
 
 D = ("default", "SHARED")
 
@@ -49,71 +51,7 @@ def path_name(path: str) -> str:
     return LockObject.of_path(path).name
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    warehouse = tmp_path_factory.mktemp("warehouse")
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparklock-commands")
-        .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    session = sparklock.configure(builder).getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    session.conf.set("spark.test.sparklock.warehouse", str(warehouse))
-    yield session
-    session.stop()
-
-
-@pytest.fixture
-def warehouse(spark) -> Path:
-    return Path(spark.conf.get("spark.test.sparklock.warehouse"))
-
-
-def held() -> list[tuple[str, str]]:
-    return sorted((i.name, i.mode.value) for i in get_manager(config_of({})).list_locks(None))
-
-
-def show_locks(session) -> list[tuple[str, str]]:
-    return sorted((r[0], r[1]) for r in session.sql("SHOW LOCKS").collect())
-
-
-def wait_for(predicate, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_locks(spark):
-    yield
-    # RDD paths release from the query-end listener, asynchronously: wait a little
-    assert wait_for(lambda: held() == [] and get_service().open_handles() == 0), held()
-    assert show_locks(spark) == []
-
-
-def explain(spark, statement: str) -> list[tuple[str, str]]:
-    return sorted((r[0], r[1]) for r in spark.sql("EXPLAIN LOCKS " + statement).collect())
-
-
-def policy(facts) -> list[tuple[str, str]]:
-    return sorted(LockService().explain(facts))
-
-
-def top_level(recorded) -> list:
-    return [f for f in recorded if not f.enclosing_handles]
-
-
-def requested(spark, action) -> list[list[tuple[str, str]]]:
-    """The lock set of each top-level execution ``action`` ran (as the service built it)."""
-    with callback_of(spark).recording() as recorded:
-        action()
-    return [policy(f) for f in top_level(list(recorded))]
+SPARK = SparkSpec(app="commands")
 
 
 def sets(*lock_sets) -> list[list[tuple[str, str]]]:

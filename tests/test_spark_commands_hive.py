@@ -10,21 +10,17 @@ lock set it really requested.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 pyspark = pytest.importorskip("pyspark")
 
-from pyspark.sql import SparkSession  # noqa: E402
 
-import sparklock  # noqa: E402
-from sparklock.managers import get_manager  # noqa: E402
-from sparklock.service import LockService, config_of, get_service  # noqa: E402
-from sparklock.spark.builder import callback_of  # noqa: E402
+from tests.support.locks import explain, requested  # noqa: E402
+from tests.support.spark import SparkSpec  # noqa: E402
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("no_leftover_locks")]
 
 HIVE_JARS = ("spark-hive_", "hive-metastore-", "hive-exec-", "derby-", "datanucleus-core-")
 
@@ -52,58 +48,11 @@ def W(table):  # noqa: N802
     return (f"default@{table}@_sparklock_writers", "EXCLUSIVE")
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    active = SparkSession.getActiveSession()
-    if active is not None:  # another module's session: one SparkContext per process
-        active.stop()
-    root = tmp_path_factory.mktemp("hive")
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparklock-commands-hive")
-        .config("spark.sql.warehouse.dir", str(root / "warehouse"))
-        .config(
-            "spark.hadoop.javax.jdo.option.ConnectionURL",
-            f"jdbc:derby:;databaseName={root / 'metastore_db'};create=true",
-        )
-        .config("spark.hadoop.datanucleus.schema.autoCreateAll", "true")
-        .config("spark.hadoop.hive.metastore.schema.verification", "false")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .enableHiveSupport()
-    )
-    session = sparklock.configure(builder).getOrCreate()
-    # before the metastore client starts (lazily, on first catalog use): Derby's log in tmp too
-    session._jvm.java.lang.System.setProperty("derby.stream.error.file", str(root / "derby.log"))
-    session.sparkContext.setLogLevel("ERROR")
+def _check_hive_catalog(session) -> None:
     assert session.conf.get("spark.sql.catalogImplementation") == "hive"
-    session._sparklock_root = root
-    yield session
-    session.stop()
 
 
-def held() -> list[tuple[str, str]]:
-    return sorted((i.name, i.mode.value) for i in get_manager(config_of({})).list_locks(None))
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_locks(spark):
-    yield
-    deadline = time.monotonic() + 10
-    while (held() or get_service().open_handles()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert held() == [] and get_service().open_handles() == 0
-
-
-def explain(spark, statement):
-    return sorted((r[0], r[1]) for r in spark.sql("EXPLAIN LOCKS " + statement).collect())
-
-
-def requested(spark, action):
-    with callback_of(spark).recording() as recorded:
-        action()
-    return [sorted(LockService().explain(f)) for f in recorded if not f.enclosing_handles]
+SPARK = SparkSpec(app="commands-hive", hive=True, setup=_check_hive_catalog)
 
 
 def fresh(spark):
@@ -149,9 +98,9 @@ def test_hive_statement_locks(spark, statement, expected):
     assert got and got[0] == sorted(expected), got
 
 
-def test_load_data_like_insert(spark):
+def test_load_data_like_insert(spark, warehouse):
     fresh(spark)
-    src = spark._sparklock_root / "load.txt"
+    src = warehouse.parent / "load.txt"
     src.write_text("7\n8\n")
     into_part = f"LOAD DATA LOCAL INPATH '{src}' INTO TABLE h PARTITION (p='3')"
     into_table = f"LOAD DATA LOCAL INPATH '{src}' OVERWRITE INTO TABLE hu"

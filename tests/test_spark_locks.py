@@ -22,10 +22,9 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
-from sparklock.managers import get_manager  # noqa: E402
-from sparklock.service import config_of  # noqa: E402
+from tests.support.spark import SparkSpec  # noqa: E402
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
 
 S, X = "SHARED", "EXCLUSIVE"
 SLEEP_S = 0.3  # per row of the slow UDF
@@ -40,22 +39,11 @@ def _slow(x):
     return x
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    warehouse = tmp_path_factory.mktemp("warehouse")
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparklock-spark-locks")
-        .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    for key, value in BUDGET.items():
-        builder = builder.config(key, value)
-    session = sparklock.configure(builder).getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    session.udf.register("slow", _slow, "int")
-    for statement in (
+SPARK = SparkSpec(
+    app="spark-locks",
+    conf=BUDGET,
+    setup=lambda session: session.udf.register("slow", _slow, "int"),
+    setup_sql=(
         "CREATE TABLE a (k INT, v STRING) USING parquet",
         "CREATE TABLE b (k INT, w STRING) USING parquet",
         "CREATE TABLE c (k INT) USING parquet",
@@ -68,24 +56,14 @@ def spark(tmp_path_factory):
         "INSERT INTO c VALUES (1), (2), (3), (4)",
         "INSERT INTO pt VALUES (1, '1'), (2, '1'), (3, '1'), (4, '2'), (5, '3')",
         "INSERT INTO pq VALUES (1, '1', 'a'), (2, '1', 'b'), (3, '1', 'b'), (4, '2', 'a')",
-    ):
-        session.sql(statement)
-    yield session
-    session.stop()
+    ),
+)
 
 
 @pytest.fixture(scope="module")
 def observer(spark):
     """Another session of the same application: what it sees is what everyone else sees."""
     return spark.newSession()
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_locks(spark):
-    yield
-    manager = get_manager(config_of({}))
-    for obj in {info.obj for info in manager.list_locks(None)}:
-        manager.unlock(obj)
 
 
 def names(session: SparkSession, statement: str) -> list[tuple[str, str]]:

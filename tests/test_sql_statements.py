@@ -9,8 +9,6 @@ session for the module, parquet tables in a temporary warehouse, the default emb
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 pyspark = pytest.importorskip("pyspark")
@@ -18,11 +16,9 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.errors import AnalysisException, ParseException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
-import sparklock  # noqa: E402
-from sparklock.managers import get_manager  # noqa: E402
-from sparklock.service import config_of  # noqa: E402
+from tests.support.spark import SparkSpec  # noqa: E402
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
 
 BASIC = ["name", "mode"]
 EXTENDED = ["name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client"]
@@ -43,22 +39,6 @@ def sql_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    warehouse = tmp_path_factory.mktemp("warehouse")
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparklock-sql-statements")
-        .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-    )
-    session = sparklock.configure(builder).getOrCreate()
-    _create_tables(session)
-    yield session
-    session.stop()
-
-
 def _create_tables(spark: SparkSession) -> None:
     spark.sql("CREATE TABLE plain (a INT) USING parquet")
     spark.sql("INSERT INTO plain VALUES (1)")
@@ -71,18 +51,7 @@ def _create_tables(spark: SparkSession) -> None:
     spark.sql("CREATE TEMPORARY VIEW tv AS SELECT 1 AS a")
 
 
-def _conf(spark: SparkSession) -> dict:
-    jvm = spark.sparkContext._jvm
-    return json.loads(jvm.io.sparklock.shim.SparkLockBridge.sessionConfJson(spark._jsparkSession))
-
-
-@pytest.fixture(autouse=True)
-def no_leftover_locks(spark):
-    """Safety net: every test ends with no explicit lock left (tests also check it via SQL)."""
-    yield
-    manager = get_manager(config_of(_conf(spark)))
-    for info in manager.list_locks(None):
-        manager.unlock(info.obj)
+SPARK = SparkSpec(app="sql-statements", setup=_create_tables)
 
 
 def rows(spark: SparkSession, statement: str) -> list[tuple]:

@@ -33,7 +33,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from kazoo.client import KazooClient
+
+from tests.support.zk_tree import inspecting, znodes
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
 
@@ -118,15 +119,6 @@ def test_checker_finds_an_overlap():
     assert unreleased == ["2:b"]
 
 
-def lock_nodes(zk: KazooClient, root: str) -> list[str]:
-    out, todo = [], [root] if zk.exists(root) else []
-    while todo:
-        p = todo.pop()
-        for c in zk.get_children(p):
-            (out.append(f"{p}/{c}") if c.startswith("LOCK-") else todo.append(f"{p}/{c}"))
-    return out
-
-
 def test_stress_no_overlap_no_leak(tmp_path: Path, zk_server, zk_namespace):
     from tests.support.driver import Driver
 
@@ -200,13 +192,8 @@ def test_stress_no_overlap_no_leak(tmp_path: Path, zk_server, zk_namespace):
     overlaps, unreleased, intervals = check_journal(read_jsonl(sorted(journal.glob("*.jsonl"))))
     slow_conflicts = [s for s in conflicts if (s["end"] - s["start"]) / 1e9 > s["budget"] + SLACK_S]
     waits = sorted((s["end"] - s["start"]) / 1e9 - s["budget"] for s in conflicts)
-    zk = KazooClient(hosts=zk_server.address)
-    zk.start(10)
-    try:
-        leftovers = lock_nodes(zk, "/" + zk_namespace)
-    finally:
-        zk.stop()
-        zk.close()
+    with inspecting(zk_server.address) as zk:
+        leftovers = list(znodes(zk, "/" + zk_namespace, locks_only=True))
     kinds = defaultdict(int)
     for s in ok:
         kinds[s["kind"]] += 1

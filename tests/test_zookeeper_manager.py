@@ -30,6 +30,8 @@ from sparklock.managers.zookeeper import ZooKeeperLockManager, object_from_compo
 from sparklock.managers.zookeeper import session as zkclient
 from sparklock.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
 from sparklock.objects import LockObject
+from tests.support.locks import take, wait_for
+from tests.support.zk_tree import is_lock, znodes
 from tests.support.zookeeper import ZooKeeperServer, free_port
 
 pytestmark = pytest.mark.zookeeper
@@ -73,43 +75,13 @@ def make(zk_server, zk_namespace):
         m.close()
 
 
-def take(m, obj, mode, owner="o1", q="q1", *, text=None, **kw):
-    return m.acquire(
-        [LockRequest(obj, mode)],
-        owner=owner,
-        query_id=q,
-        query_string=text if text is not None else f"{q} text",
-        **kw,
-    )
-
-
 def tree(zk: KazooClient, root: str) -> dict[str, tuple[bytes, int]]:
     """Every znode below ``root``: path -> (data, ephemeralOwner)."""
-    out: dict[str, tuple[bytes, int]] = {}
-    if zk.exists(root) is None:
-        return out
-    todo = [root]
-    while todo:
-        path = todo.pop()
-        for child in zk.get_children(path):
-            full = f"{path}/{child}"
-            data, stat = zk.get(full)
-            out[full] = (data, stat.ephemeralOwner)
-            todo.append(full)
-    return out
+    return {p: (data, stat.ephemeralOwner) for p, (data, stat) in znodes(zk, root).items()}
 
 
 def lock_nodes(zk: KazooClient, root: str) -> dict[str, tuple[bytes, int]]:
-    return {p: v for p, v in tree(zk, root).items() if p.rsplit("/", 1)[1].startswith("LOCK-")}
-
-
-def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()
+    return {p: v for p, v in tree(zk, root).items() if is_lock(p)}
 
 
 # -- grant rule ------------------------------------------------------------------------------

@@ -9,12 +9,12 @@ falls back to reading and leaves exactly the tree Hive's rules give.
 from __future__ import annotations
 
 import pytest
-from kazoo.client import KazooClient
 
 from sparklock.config import LockSettings
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest, WaitPolicy
 from sparklock.objects import LockObject
+from tests.support.zk_tree import inspecting, znodes
 from tests.support.zookeeper import ZooKeeperServer, four_letter
 
 pytestmark = pytest.mark.zookeeper
@@ -27,10 +27,9 @@ FAIL_FAST = LockSettings(num_retries=1, retry_interval=0.05, wait_policy=WaitPol
 
 @pytest.fixture(scope="module")
 def server():
-    zk = ZooKeeperServer()
-    zk.start()
-    yield zk
-    zk.cleanup()
+    """A server of the module's own: the tests count its requests."""
+    with ZooKeeperServer() as zk:
+        yield zk
 
 
 @pytest.fixture
@@ -48,11 +47,8 @@ def manager(server, ns):
 @pytest.fixture
 def other(server):
     """A second client: another process (Hive, another driver) as far as the manager knows."""
-    client = KazooClient(hosts=server.address)
-    client.start(10)
-    yield client
-    client.stop()
-    client.close()
+    with inspecting(server.address) as client:
+        yield client
 
 
 def packets(server) -> int:
@@ -73,13 +69,8 @@ def take(m, *objs, mode=X, owner="o"):
 
 
 def tree(client, root: str) -> list[str]:
-    out, todo = [], [root]
-    while todo:
-        path = todo.pop()
-        for child in client.get_children(path):
-            out.append(f"{path}/{child}"[len(root) :])
-            todo.append(f"{path}/{child}")
-    return sorted(out)
+    """Every znode below ``root``, as ``/relative/path``, sorted."""
+    return sorted(p[len(root) :] for p in znodes(client, root))
 
 
 def test_steady_state_is_one_multi_each_way(server, manager, other, ns):

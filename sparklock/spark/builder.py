@@ -9,9 +9,12 @@ with ``newSession()`` share that JVM and need nothing more; so do other Python t
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import SparkLockError
+
+if TYPE_CHECKING:  # pyspark is imported only when a session is built
+    from pyspark.sql import SparkSession
 
 _attach_lock = threading.Lock()
 _callbacks: dict[int, Any] = {}  # id(py4j gateway) -> PyLockCallback
@@ -33,8 +36,23 @@ def _append(current: Any, item: str) -> str:
     return ",".join(items)
 
 
-def configure(builder: Any) -> Any:
-    """Install sparklock into ``builder`` (a ``SparkSession.Builder``) and return it."""
+def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
+    """Install sparklock into a ``SparkSession.Builder`` and return the same builder.
+
+    It adds (appending to what the builder already has, never replacing it):
+
+    * ``spark.jars``: the sparklock shim jar (built from ``jvm-shim/`` on first use, see
+      ``sparklock.shim``);
+    * ``spark.sql.extensions``: ``io.sparklock.shim.SparkLockExtensions``, which takes the locks of
+      every statement and parses the lock statements;
+    * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
+      service attached to its JVM (:func:`attach`).
+
+    Lock settings are ordinary ``spark.sparklock.*`` keys on the builder (``.config(...)``, see
+    README's configuration table). Calling it twice is harmless. Raises
+    ``SPARKLOCK_SETUP_FAILED`` for anything but a classic pyspark builder (Spark Connect has no
+    JVM driver to install into).
+    """
     from .. import shim
 
     options = getattr(builder, "_options", None)
@@ -55,7 +73,7 @@ def configure(builder: Any) -> Any:
     if getattr(original, "_sparklock_wrapped", False):
         return builder
 
-    def getOrCreate():  # noqa: N802 - pyspark's name
+    def getOrCreate() -> SparkSession:  # noqa: N802 - pyspark's name
         _ensure_loadable(jar)
         session = original()
         attach(session)

@@ -19,22 +19,10 @@ import time
 
 from sparklock.config import LockSettings
 from sparklock.managers.embedded import EmbeddedLockManager
-from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest, WaitPolicy
 from sparklock.objects import LockObject
 
-from .common import (
-    bench_main,
-    fmt_ms,
-    hive_bench,
-    hive_unavailable,
-    median,
-    note,
-    print_table,
-    ratio,
-    warm_up,
-    zookeeper,
-)
+from . import common
 
 SLEEPS_MS = (100, 1000)
 ROUNDS = {100: 20, 1000: 10}
@@ -81,28 +69,27 @@ def run(quick: bool = False) -> dict:
     rounds = QUICK_ROUNDS if quick else ROUNDS
     queue_rounds = QUEUE_ROUNDS // 3 if quick else QUEUE_ROUNDS
     results: dict = {"hive": {}, "retry": {}}
-    with zookeeper() as zk:
-        why = hive_unavailable()
-        if why:
-            note(f"(Hive's manager not measured: {why})")
+    with common.zookeeper() as zk:
+        why = common.hive_skipped()
         for sleep_ms in SLEEPS_MS:
             if not why:
-                lines = hive_bench("handoff", zk.address, "bench_hive", rounds[sleep_ms], sleep_ms)
-                results["hive"][sleep_ms] = median([float(ln[1]) for ln in lines])
-        with ZooKeeperLockManager.connect(zk.address, "bench_sparklock") as zkm:
-            warm_up(zkm)
+                lines = common.hive_bench(
+                    "handoff", zk.address, "bench_hive", rounds[sleep_ms], sleep_ms
+                )
+                results["hive"][sleep_ms] = common.median([float(ln[1]) for ln in lines])
+        with common.sparklock_on(zk) as zkm:
             for sleep_ms in SLEEPS_MS:
                 retry = LockSettings(
                     num_retries=100_000,
                     retry_interval=sleep_ms / 1000,
                     wait_policy=WaitPolicy.RETRY,
                 )
-                results["retry"][sleep_ms] = median(
+                results["retry"][sleep_ms] = common.median(
                     handoffs(zkm, retry, rounds[sleep_ms], sleep_ms / 1000)
                 )
             queue = LockSettings(num_retries=600, retry_interval=1.0, wait_policy=WaitPolicy.QUEUE)
-            results["queue"] = median(handoffs(zkm, queue, queue_rounds, 0.1))
-    results["embedded"] = median(handoffs(EmbeddedLockManager(), queue, queue_rounds, 0.1))
+            results["queue"] = common.median(handoffs(zkm, queue, queue_rounds, 0.1))
+    results["embedded"] = common.median(handoffs(EmbeddedLockManager(), queue, queue_rounds, 0.1))
 
     rows = []
     for sleep_ms in SLEEPS_MS:
@@ -111,15 +98,15 @@ def run(quick: bool = False) -> dict:
         rows.append(
             [
                 f"{sleep_ms} ms",
-                fmt_ms(hive),
-                fmt_ms(retry),
-                ratio(hive, retry),
-                fmt_ms(results["queue"]),
-                ratio(hive, results["queue"]),
-                fmt_ms(results["embedded"]),
+                common.fmt_ms(hive),
+                common.fmt_ms(retry),
+                common.ratio(hive, retry),
+                common.fmt_ms(results["queue"]),
+                common.ratio(hive, results["queue"]),
+                common.fmt_ms(results["embedded"]),
             ]
         )
-    print_table(
+    common.print_table(
         "2. Handoff: reader's release call -> waiting writer's grant (ms, median; "
         "ratio = Hive / sparklock; Hive's default retry sleep is 60 s)",
         [
@@ -136,9 +123,5 @@ def run(quick: bool = False) -> dict:
     return results
 
 
-def main(argv: list[str] | None = None) -> None:
-    bench_main(run, __doc__, argv)
-
-
 if __name__ == "__main__":
-    main()
+    common.bench_main(run, __doc__)

@@ -18,25 +18,11 @@ import functools
 
 from sparklock.config import Escalation
 from sparklock.managers.embedded import EmbeddedLockManager
-from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
 from sparklock.policy import escalate
 
-from .common import (
-    bench_main,
-    counted,
-    fmt_ms,
-    hive_bench,
-    hive_unavailable,
-    median,
-    note,
-    print_table,
-    ratio,
-    timed,
-    warm_up,
-    zookeeper,
-)
+from . import common
 
 SIZES = (1, 10, 100, 1000)
 ROUNDS = {1: 30, 10: 20, 100: 10, 1000: 5}
@@ -66,28 +52,30 @@ def measure(manager, requests_of, sizes, rounds, port=None) -> dict[int, dict[st
             acquire = functools.partial(
                 manager.acquire, requests_of(n), owner="bench", query_id=f"q{n}_{i}"
             )
-            held, t_lock = timed(acquire)
-            _, t_unlock = timed(held.release)
+            held, t_lock = common.timed(acquire)
+            _, t_unlock = common.timed(held.release)
             if i >= WARMUP:
                 locks.append(t_lock)
                 unlocks.append(t_unlock)
-        row = {"lock": median(locks), "unlock": median(unlocks), "objects": len(held.locks)}
+        row = {
+            "lock": common.median(locks),
+            "unlock": common.median(unlocks),
+            "objects": len(held.locks),
+        }
         if port is not None:
             acquire = functools.partial(
                 manager.acquire, requests_of(n), owner="bench", query_id=f"count{n}"
             )
-            held, row["lock_req"] = counted(port, acquire)
-            _, row["unlock_req"] = counted(port, held.release)
+            held, row["lock_req"] = common.counted(port, acquire)
+            _, row["unlock_req"] = common.counted(port, held.release)
         out[n] = row
     return out
 
 
 def measure_hive(address: str, sizes, rounds) -> dict[int, dict[str, float]] | None:
-    why = hive_unavailable()
-    if why:
-        note(f"(Hive's manager not measured: {why})")
+    if common.hive_skipped():
         return None
-    lines = hive_bench(
+    lines = common.hive_bench(
         "latency",
         address,
         "bench_hive",
@@ -100,8 +88,8 @@ def measure_hive(address: str, sizes, rounds) -> dict[int, dict[str, float]] | N
         lat = [ln for ln in lines if ln[0] == "LAT" and int(ln[1]) == n]
         req = next(ln for ln in lines if ln[0] == "REQ" and int(ln[1]) == n)
         out[n] = {
-            "lock": median([float(ln[2]) for ln in lat]),
-            "unlock": median([float(ln[3]) for ln in lat]),
+            "lock": common.median([float(ln[2]) for ln in lat]),
+            "unlock": common.median([float(ln[3]) for ln in lat]),
             "lock_req": int(req[2]),
             "unlock_req": int(req[3]),
         }
@@ -110,10 +98,9 @@ def measure_hive(address: str, sizes, rounds) -> dict[int, dict[str, float]] | N
 
 def run(quick: bool = False) -> dict:
     rounds = QUICK_ROUNDS if quick else ROUNDS
-    with zookeeper() as zk:
+    with common.zookeeper() as zk:
         hive = measure_hive(zk.address, SIZES, rounds)
-        with ZooKeeperLockManager.connect(zk.address, "bench_sparklock") as zkm:
-            warm_up(zkm)
+        with common.sparklock_on(zk) as zkm:
             ours = measure(zkm, statement, SIZES, rounds, zk.port)
             escalated = measure(
                 zkm, lambda n: escalate(statement(n), ESCALATION), SIZES, rounds, zk.port
@@ -129,17 +116,17 @@ def run(quick: bool = False) -> dict:
         rows.append(
             [
                 n,
-                fmt_ms(h(n, "lock")),
-                fmt_ms(o["lock"]),
-                ratio(h(n, "lock"), o["lock"]),
-                fmt_ms(h(n, "unlock")),
-                fmt_ms(o["unlock"]),
-                ratio(h(n, "unlock"), o["unlock"]),
+                common.fmt_ms(h(n, "lock")),
+                common.fmt_ms(o["lock"]),
+                common.ratio(h(n, "lock"), o["lock"]),
+                common.fmt_ms(h(n, "unlock")),
+                common.fmt_ms(o["unlock"]),
+                common.ratio(h(n, "unlock"), o["unlock"]),
                 f"{h(n, 'lock_req') if hive else 'n/a'} / {h(n, 'unlock_req') if hive else 'n/a'}",
                 f"{o['lock_req']} / {o['unlock_req']}",
             ]
         )
-    print_table(
+    common.print_table(
         "1. Lock-set latency, Hive-compatible layout (db S + table S + N partitions X; ms, "
         "median; ratio = Hive / sparklock)",
         [
@@ -162,16 +149,16 @@ def run(quick: bool = False) -> dict:
             [
                 n,
                 e["objects"],
-                fmt_ms(e["lock"]),
-                ratio(h(n, "lock"), e["lock"]),
-                fmt_ms(e["unlock"]),
-                ratio(h(n, "unlock"), e["unlock"]),
+                common.fmt_ms(e["lock"]),
+                common.ratio(h(n, "lock"), e["lock"]),
+                common.fmt_ms(e["unlock"]),
+                common.ratio(h(n, "unlock"), e["unlock"]),
                 f"{e['lock_req']} / {e['unlock_req']}",
-                fmt_ms(m["lock"]),
-                fmt_ms(m["unlock"]),
+                common.fmt_ms(m["lock"]),
+                common.fmt_ms(m["unlock"]),
             ]
         )
-    print_table(
+    common.print_table(
         f"1b. Same statements with write escalation (ZooKeeper, Hive-compatible, "
         f"spark.sparklock.lock.escalation.partitions={ESCALATION.partitions}) and on the "
         "embedded manager (ms, median; ratio = Hive / sparklock)",
@@ -191,9 +178,5 @@ def run(quick: bool = False) -> dict:
     return {"hive": hive, "sparklock": ours, "escalated": escalated, "embedded": embedded}
 
 
-def main(argv: list[str] | None = None) -> None:
-    bench_main(run, __doc__, argv)
-
-
 if __name__ == "__main__":
-    main()
+    common.bench_main(run, __doc__)

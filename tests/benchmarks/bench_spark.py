@@ -21,7 +21,9 @@ import shutil
 import tempfile
 import time
 
-from .common import bench_main, fmt_ms, median, print_table, zookeeper
+from tests.support.spark import build_session
+
+from . import common
 
 STATEMENTS = {
     "SELECT 1": "SELECT 1",
@@ -39,23 +41,11 @@ MODES = ("unlocked", "embedded", "zookeeper", "embedded-nolist")
 
 
 def session(warehouse: str, zk_address: str):
-    from pyspark.sql import SparkSession
-
-    import sparklock
-
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparklock-bench")
-        .config("spark.sql.warehouse.dir", warehouse)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sparklock.zookeeper.quorum", zk_address)
-        .config("spark.sparklock.zookeeper.namespace", "bench_spark")
-    )
-    spark = sparklock.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    conf = {
+        "spark.sparklock.zookeeper.quorum": zk_address,
+        "spark.sparklock.zookeeper.namespace": "bench_spark",
+    }
+    return build_session("bench", warehouse, conf=conf)
 
 
 def set_mode(spark, mode: str) -> None:
@@ -74,7 +64,7 @@ def run(quick: bool = False) -> dict:
     warehouse = tempfile.mkdtemp(prefix="sparklock-bench-warehouse-")
     times: dict[tuple[str, str], list[float]] = {}
     try:
-        with zookeeper() as zk:
+        with common.zookeeper() as zk:
             spark = session(warehouse, zk.address)
             try:
                 set_mode(spark, "unlocked")
@@ -114,15 +104,15 @@ def run(quick: bool = False) -> dict:
     result = {}
     for label in STATEMENTS:
         unlocked = times[label, "unlocked"]
-        row = [label, fmt_ms(median(unlocked))]
+        row = [label, common.fmt_ms(common.median(unlocked))]
         for mode in MODES[1:]:
             locked = times[label, mode]
             # paired: each round's locked run against the same round's unlocked one
-            r = median([a / b for a, b in zip(locked, unlocked, strict=True)])
-            result[label, mode] = (median(unlocked), median(locked), r)
-            row += [fmt_ms(median(locked)), f"{r:.3f}", f"{(r - 1) * 100:+.1f}%"]
+            r = common.median([a / b for a, b in zip(locked, unlocked, strict=True)])
+            result[label, mode] = (common.median(unlocked), common.median(locked), r)
+            row += [common.fmt_ms(common.median(locked)), f"{r:.3f}", f"{(r - 1) * 100:+.1f}%"]
         rows.append(row)
-    print_table(
+    common.print_table(
         "4. End-to-end in Spark (local[2]): statement time, locked vs unlocked (ms, median; "
         "ratio = median of per-round locked / unlocked)",
         [
@@ -143,9 +133,5 @@ def run(quick: bool = False) -> dict:
     return result
 
 
-def main(argv: list[str] | None = None) -> None:
-    bench_main(run, __doc__, argv)
-
-
 if __name__ == "__main__":
-    main()
+    common.bench_main(run, __doc__)

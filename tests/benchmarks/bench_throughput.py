@@ -18,22 +18,10 @@ import threading
 import time
 
 from sparklock.managers.embedded import EmbeddedLockManager
-from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
 
-from .common import (
-    bench_main,
-    fmt_num,
-    hive_bench,
-    hive_unavailable,
-    median,
-    note,
-    print_table,
-    ratio,
-    warm_up,
-    zookeeper,
-)
+from . import common
 
 THREADS = (1, 8, 32)
 SHARINGS = ("disjoint", "shared")
@@ -91,19 +79,19 @@ def measure(manager, seconds, repeats, server=None) -> dict:
                 for _ in range(repeats)
             ]
             conns = [c for _, c in runs if c is not None]
-            out[sharing, threads] = (median([r for r, _ in runs]), max(conns) if conns else None)
+            out[sharing, threads] = (
+                common.median([r for r, _ in runs]),
+                max(conns) if conns else None,
+            )
     return out
 
 
 def run(quick: bool = False) -> dict:
     seconds, repeats = (QUICK_SECONDS, QUICK_REPEATS) if quick else (SECONDS, REPEATS)
     hive: dict = {}
-    with zookeeper() as zk:
-        why = hive_unavailable()
-        if why:
-            note(f"(Hive's manager not measured: {why})")
-        else:
-            lines = hive_bench(
+    with common.zookeeper() as zk:
+        if not common.hive_skipped():
+            lines = common.hive_bench(
                 "throughput",
                 zk.address,
                 "bench_hive",
@@ -116,11 +104,10 @@ def run(quick: bool = False) -> dict:
                 for threads in THREADS:
                     mine = [ln for ln in lines if ln[1] == sharing and int(ln[2]) == threads]
                     hive[sharing, threads] = (
-                        median([float(ln[3]) for ln in mine]),
+                        common.median([float(ln[3]) for ln in mine]),
                         max(int(ln[4]) for ln in mine),
                     )
-        with ZooKeeperLockManager.connect(zk.address, "bench_sparklock") as zkm:
-            warm_up(zkm)
+        with common.sparklock_on(zk) as zkm:
             ours = measure(zkm, seconds, repeats, zk)
     embedded = measure(EmbeddedLockManager(), seconds / 2, repeats)
 
@@ -133,15 +120,15 @@ def run(quick: bool = False) -> dict:
                 [
                     sharing,
                     threads,
-                    fmt_num(h_cps),
-                    fmt_num(o_cps),
-                    ratio(h_cps, o_cps, higher_is_better=True),
+                    common.fmt_num(h_cps),
+                    common.fmt_num(o_cps),
+                    common.ratio(h_cps, o_cps, higher_is_better=True),
                     "n/a" if h_conns is None else h_conns,
                     o_conns,
-                    fmt_num(embedded[sharing, threads][0]),
+                    common.fmt_num(embedded[sharing, threads][0]),
                 ]
             )
-    print_table(
+    common.print_table(
         "3. Throughput: lock+unlock cycles/s of db S + table S + partition S from one driver "
         "(median; ratio = sparklock / Hive)",
         [
@@ -159,9 +146,5 @@ def run(quick: bool = False) -> dict:
     return {"hive": hive, "sparklock": ours, "embedded": embedded}
 
 
-def main(argv: list[str] | None = None) -> None:
-    bench_main(run, __doc__, argv)
-
-
 if __name__ == "__main__":
-    main()
+    common.bench_main(run, __doc__)

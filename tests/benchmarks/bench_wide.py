@@ -17,23 +17,9 @@ import time
 from sparklock.config import Escalation
 from sparklock.facts import Facts, parse_facts
 from sparklock.managers.embedded import EmbeddedLockManager
-from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.policy import requests_for
 
-from .common import (
-    bench_main,
-    fmt_ms,
-    fmt_num,
-    hive_bench,
-    hive_unavailable,
-    median,
-    note,
-    print_table,
-    ratio,
-    warm_up,
-    znodes,
-    zookeeper,
-)
+from . import common
 
 PARTITIONS = 10_000
 ROUNDS, HIVE_ROUNDS = 5, 1  # Hive takes ~30 s a round
@@ -65,10 +51,10 @@ def measure(manager, escalation: Escalation, rounds: int, port: int | None) -> d
     the_facts = facts(PARTITIONS)
     created = None
     if port is not None:  # one counted round first (the probes would skew a timed one)
-        before = znodes(port)
+        before = common.znodes(port)
         requests = requests_for(the_facts, escalation).requests
         held = manager.acquire(requests, owner="bench", query_id="wide_count")
-        created = znodes(port) - before
+        created = common.znodes(port) - before
         held.release()
     policy, locks, unlocks = [], [], []
     for i in range(rounds):
@@ -83,9 +69,9 @@ def measure(manager, escalation: Escalation, rounds: int, port: int | None) -> d
         locks.append((t2 - t0) * 1000)
         unlocks.append((t3 - t2) * 1000)
     return {
-        "policy": median(policy),
-        "lock": median(locks),
-        "unlock": median(unlocks),
+        "policy": common.median(policy),
+        "lock": common.median(locks),
+        "unlock": common.median(unlocks),
         "znodes": created,
         "objects": len(held.locks),
     }
@@ -94,20 +80,16 @@ def measure(manager, escalation: Escalation, rounds: int, port: int | None) -> d
 def run(quick: bool = False) -> dict:
     rounds, hive_rounds = (QUICK_ROUNDS, QUICK_HIVE_ROUNDS) if quick else (ROUNDS, HIVE_ROUNDS)
     hive = None
-    with zookeeper() as zk:
-        why = hive_unavailable()
-        if why:
-            note(f"(Hive's manager not measured: {why})")
-        else:
-            lines = hive_bench("wide", zk.address, "bench_hive", PARTITIONS, hive_rounds)
+    with common.zookeeper() as zk:
+        if not common.hive_skipped():
+            lines = common.hive_bench("wide", zk.address, "bench_hive", PARTITIONS, hive_rounds)
             hive = {
-                "lock": median([float(ln[1]) for ln in lines]),
-                "unlock": median([float(ln[2]) for ln in lines]),
+                "lock": common.median([float(ln[1]) for ln in lines]),
+                "unlock": common.median([float(ln[2]) for ln in lines]),
                 "znodes": int(lines[0][3]),
                 "objects": PARTITIONS + 2,
             }
-        with ZooKeeperLockManager.connect(zk.address, "bench_sparklock") as zkm:
-            warm_up(zkm)
+        with common.sparklock_on(zk) as zkm:
             layout = measure(zkm, Escalation(), rounds, zk.port)
             escalated = measure(zkm, ESCALATION, rounds, zk.port)
     embedded = measure(EmbeddedLockManager(), Escalation(), rounds, None)
@@ -127,16 +109,16 @@ def run(quick: bool = False) -> dict:
         rows.append(
             [
                 label,
-                fmt_num(r["objects"]),
-                fmt_ms(r["lock"]),
-                ratio(h_lock, r["lock"]) if h_lock else "",
-                fmt_ms(r["unlock"]),
-                ratio(h_unlock, r["unlock"]) if h_unlock else "",
-                "n/a" if r["znodes"] is None else fmt_num(r["znodes"]),
-                fmt_ms(r.get("policy")),
+                common.fmt_num(r["objects"]),
+                common.fmt_ms(r["lock"]),
+                common.ratio(h_lock, r["lock"]) if h_lock else "",
+                common.fmt_ms(r["unlock"]),
+                common.ratio(h_unlock, r["unlock"]) if h_unlock else "",
+                "n/a" if r["znodes"] is None else common.fmt_num(r["znodes"]),
+                common.fmt_ms(r.get("policy")),
             ]
         )
-    print_table(
+    common.print_table(
         f"5. Full read of a table with {PARTITIONS:,} partitions (ms, median; "
         "ratio = Hive / sparklock; sparklock lock time includes its policy)",
         [
@@ -154,9 +136,5 @@ def run(quick: bool = False) -> dict:
     return {"hive": hive, "sparklock": layout, "escalated": escalated, "embedded": embedded}
 
 
-def main(argv: list[str] | None = None) -> None:
-    bench_main(run, __doc__, argv)
-
-
 if __name__ == "__main__":
-    main()
+    common.bench_main(run, __doc__)

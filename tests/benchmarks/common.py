@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from sparklock.managers.zookeeper import ZooKeeperLockManager
 from tests.support.hive_harness import JVM_OPTIONS, build_harness, missing_requirements
 from tests.support.zookeeper import CLASSPATH, ZooKeeperServer, four_letter
 
@@ -74,6 +75,14 @@ def hive_unavailable() -> str | None:
 _bench_dir: Path | None = None
 
 
+def hive_skipped() -> str | None:
+    """Why Hive's side is not measured here (said once, as a note), or None when it is."""
+    why = hive_unavailable()
+    if why:
+        note(f"(Hive's manager not measured: {why})")
+    return why
+
+
 def hive_bench(command: str, address: str, namespace: str, *args: object, timeout: float = 240):
     """Run one HiveLockBench command; returns its result lines split into words (DONE dropped)."""
     global _bench_dir
@@ -120,6 +129,14 @@ def warm_up(manager, seconds: float = WARMUP_SECONDS) -> None:
 
 
 # -- figures and tables --------------------------------------------------------------------------
+@contextlib.contextmanager
+def sparklock_on(zk: ZooKeeperServer) -> Iterator[ZooKeeperLockManager]:
+    """sparklock's ZooKeeper manager on the benchmark's server, warmed up like Hive's side."""
+    with ZooKeeperLockManager.connect(zk.address, "bench_sparklock") as manager:
+        warm_up(manager)
+        yield manager
+
+
 def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
 

@@ -45,35 +45,14 @@ def error_text(e: BaseException) -> str:
 
 
 def build(args):
-    from pyspark.sql import SparkSession
+    from tests.support.spark import build_session, register_udfs, zookeeper_conf
 
-    import sparklock
-
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName(f"sparklock-driver-{os.getpid()}")
-        .config("spark.sql.warehouse.dir", args.warehouse)
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sparklock.manager", "zookeeper")
-        .config("spark.sparklock.zookeeper.quorum", args.quorum)
-        .config("spark.sparklock.zookeeper.namespace", args.namespace)
-    )
+    conf = zookeeper_conf(args.quorum, args.namespace)
     for kv in args.conf or []:
         k, v = kv.split("=", 1)
-        builder = builder.config(k, v)
-    spark = sparklock.configure(builder).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-
-    def slow(x, seconds):
-        time.sleep(float(seconds))
-        return x
-
-    def boom(x):
-        raise ValueError(f"boom on {x}")
-
-    spark.udf.register("slow", slow, "int")
-    spark.udf.register("boom", boom, "int")
+        conf[k] = v
+    spark = build_session(f"driver-{os.getpid()}", args.warehouse, conf=conf)
+    register_udfs(spark)
     return spark
 
 

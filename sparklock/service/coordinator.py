@@ -1,11 +1,13 @@
-"""The Python side of the bridge: what the JVM shim calls (typed facts; lock statements as dicts).
+"""``LockService``, the coordinator: what the JVM calls (typed facts; lock statements as dicts).
 
 It turns an execution's facts into a lock set (``policy``), takes it from the process-wide manager
 for the session's configuration, keeps the handle until the JVM releases it, and answers the lock
 statements (SHOW LOCKS, LOCK/UNLOCK, EXPLAIN LOCKS). No Spark import: tests drive it with
 ``sparklock.facts.parse_facts`` of plain dicts.
 
-Reliability rules (nothing leaked, nothing unprotected):
+Reliability rules (nothing leaked, nothing unprotected), each kept by a room of its own that the
+service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_retrier`,
+:mod:`.journal`:
 
 * **Waits can be cancelled.** Every acquisition waits with a cancel ``Event`` registered under its
   session, job group and job tags (facts ``jobGroup``/``jobTags``); :meth:`LockService.cancel_waits`
@@ -28,27 +30,25 @@ Reliability rules (nothing leaked, nothing unprotected):
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
-import json
-import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .config import SparkLockConfig
-from .errors import SparkLockError, UnlockError
-from .facts import Facts
-from .managers import AcquisitionCancelled, HeldLocks, get_manager
-from .model import LockInfo, LockMode, LockRequest, LockType, Owner, build_lock_set
-from .objects import LockObject
-from .policy import requests_for
-
-log = logging.getLogger("sparklock")
+from ..config import SparkLockConfig
+from ..errors import SparkLockError, UnlockError
+from ..facts import Facts
+from ..managers import HeldLocks, get_manager
+from ..model import LockInfo, LockMode, LockRequest, LockType, Owner, build_lock_set
+from ..objects import LockObject
+from ..policy import requests_for
+from .cancellation import WaitRegistry
+from .fencing import Fencer, Fencing
+from .journal import Journal
+from .release_retrier import ReleaseRetrier
 
 BASIC_COLUMNS = ["name", "mode"]
 EXTENDED_COLUMNS = BASIC_COLUMNS + ["query_id", "lock_time", "lock_type", "query_string", "client"]
@@ -81,54 +81,6 @@ def info_row(info: LockInfo, extended: bool) -> list[str]:
     return row
 
 
-FENCE_TAG_PREFIX = "sparklock-"
-
-#: How often handles whose release failed are retried in the background (seconds).
-UNRELEASED_RETRY_INTERVAL = 1.0
-
-
-def _pointless(held: HeldLocks) -> str | None:
-    """Why retrying the release of ``held`` is pointless, or None while it is not.
-
-    Lost locks are gone (their release is a no-op); a closed manager is not to be used any
-    more (its connection goes with its last user)."""
-    if held.lost:
-        return f"its locks are lost: {held.lost_reason}"
-    if held.manager is not None and held.manager.closed:
-        return f"its {held.manager.kind} lock manager is closed"
-    return None
-
-
-def fence_tag(handle: str) -> str:
-    """The Spark job tag the JVM puts on the jobs run while ``handle`` holds its locks.
-
-    Same rule as ``LockGuard.fenceTag`` (job tags cannot contain a comma)."""
-    return FENCE_TAG_PREFIX + handle.replace(",", "_")
-
-
-class WaitCancelledError(AcquisitionCancelled):
-    """A statement's lock wait was ended by a Spark cancellation; nothing of it is held."""
-
-    def __init__(self, object_name: str, reason: str) -> None:
-        SparkLockError.__init__(
-            self, f"{self.code}: cancelled by {reason} while waiting for a lock on {object_name}"
-        )
-
-
-@dataclass
-class _Wait:
-    """One acquisition in progress, and what a cancellation must match to end it."""
-
-    session: str
-    group: str | None
-    tags: frozenset[str]
-    event: threading.Event = field(default_factory=threading.Event)
-    reason: str = ""
-
-
-Fencer = Callable[[str, str], None]  # (handle, reason)
-
-
 class LockService:
     """Process-wide: one per Python driver, shared by every session and thread."""
 
@@ -136,14 +88,10 @@ class LockService:
         self._held: dict[str, HeldLocks] = {}
         self._guard = threading.Lock()
         self._ids = itertools.count(1)
-        self._waits: dict[int, _Wait] = {}
-        self._fencers: list[Fencer] = []
-        self._unreleased: dict[str, HeldLocks] = {}
-        self._retrier: threading.Thread | None = None
-        self._journal: Callable[[dict], None] | None = None
-        journal_dir = os.environ.get("SPARKLOCK_JOURNAL")
-        if journal_dir:
-            self.set_journal(journal_dir)
+        self._waits = WaitRegistry()
+        self._fencing = Fencing(is_running=lambda handle: self.held(handle) is not None)
+        self._retrier = ReleaseRetrier()
+        self._journal = Journal()
 
     # -- implicit (statement) locks -----------------------------------------------------------
     def acquire(self, facts: Facts) -> str:
@@ -161,7 +109,7 @@ class LockService:
         query_id = self._query_id(session, facts.execution_id)
         query = facts.sql or plan.command
         scope = {"jobGroup": facts.job_group, "jobTags": facts.job_tags}  # as a LOCK request's
-        with self._cancellable(session, scope) as cancel:
+        with self._waits.cancellable(session, scope) as cancel:
             held = get_manager(config).acquire(
                 requests,
                 owner=owner,
@@ -174,8 +122,8 @@ class LockService:
         handle = f"{query_id}#{next(self._ids)}"
         with self._guard:
             self._held[handle] = held
-        if self._journal is not None:
-            self._write_journal(
+        if self._journal.on:
+            self._journal.record(
                 {
                     "ev": "held",
                     "handle": handle,
@@ -188,35 +136,13 @@ class LockService:
                 }
             )
         # Fencing: the moment the locks are lost, stop the statement's jobs.
-        held.on_lost(lambda h, handle=handle: self._fence(handle, h.lost_reason or "locks lost"))
+        fence = self._fencing.fence
+        held.on_lost(lambda h, handle=handle: fence(handle, h.lost_reason or "locks lost"))
         if held.lost:  # lost before the statement even started: fail it now, unrun
             self.release(handle)  # raises LOCKS_LOST
         return handle
 
     # -- cancellation ---------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _cancellable(self, session: str, scope: Mapping[str, Any]) -> Iterator[threading.Event]:
-        """A wait that :meth:`cancel_waits` can end: yields the manager's cancel event and turns
-        the manager's cancellation into ``LOCK_WAIT_CANCELLED`` naming what cancelled it.
-
-        ``scope`` carries the ``jobGroup`` / ``jobTags`` of the waiting thread (facts, or a LOCK
-        TABLE request)."""
-        wait = _Wait(
-            session,
-            scope.get("jobGroup") or None,
-            frozenset(str(t) for t in scope.get("jobTags") or ()),
-        )
-        with self._guard:
-            self._waits[id(wait)] = wait
-        try:
-            yield wait.event
-        except AcquisitionCancelled as e:
-            name = str(e).rsplit(" lock on ", 1)[-1]
-            raise WaitCancelledError(name, wait.reason or "a cancellation") from None
-        finally:
-            with self._guard:
-                self._waits.pop(id(wait), None)
-
     def cancel_waits(
         self,
         *,
@@ -229,55 +155,22 @@ class LockService:
 
         A matching acquisition gives up its place in line, holds nothing and fails with
         ``LOCK_WAIT_CANCELLED: cancelled by <reason> ...``. Returns how many waits were ended.
+        ``sparklock.spark.callback`` calls it from PySpark's ``cancelAllJobs``/``cancelJobGroup``/
+        ``cancelJobsWithTag``/``interruptAll`` (and so from Ctrl-C).
         """
-        with self._guard:
-            waits = list(self._waits.values())
-        count = 0
-        for w in waits:
-            if session is not None and w.session != session:
-                continue
-            if group is not None and w.group != group:
-                continue
-            if tag is not None and tag not in w.tags:
-                continue
-            if not w.event.is_set():
-                w.reason = reason
-                w.event.set()
-                count += 1
-        if count:
-            log.info("sparklock: %s ended %d lock wait(s)", reason, count)
-        return count
+        return self._waits.cancel(session=session, group=group, tag=tag, reason=reason)
 
     def waiting(self) -> int:
         """Acquisitions in progress (waiting for or taking their locks)."""
-        with self._guard:
-            return len(self._waits)
+        return len(self._waits)
 
     # -- fencing --------------------------------------------------------------------------------
     def add_fencer(self, fencer: Fencer) -> None:
         """``fencer(handle, reason)`` runs when a handle's locks are lost (once per handle)."""
-        with self._guard:
-            if fencer not in self._fencers:
-                self._fencers.append(fencer)
+        self._fencing.add(fencer)
 
     def remove_fencer(self, fencer: Fencer) -> None:
-        with self._guard:
-            if fencer in self._fencers:
-                self._fencers.remove(fencer)
-
-    def _fence(self, handle: str, reason: str) -> None:
-        with self._guard:
-            if handle not in self._held:
-                # its statement has ended (released, or kept only for the release retry): its
-                # fence tag may sit on a thread that now runs other work
-                return
-            fencers = list(self._fencers)
-        log.error("sparklock: fencing %s (%s)", handle, reason)
-        for f in fencers:
-            try:
-                f(handle, reason)
-            except Exception:  # one fencer failing must not stop the others
-                log.exception("sparklock: fencer failed for %s", handle)
+        self._fencing.remove(fencer)
 
     def _within_enclosing(
         self, requests: list[LockRequest], session: str, facts: Facts
@@ -318,99 +211,29 @@ class LockService:
             held = self._held.pop(handle, None)
         if held is None:
             return
-        if self._journal is not None:
-            self._write_journal({"ev": "release", "handle": handle, "t": time.monotonic_ns()})
+        if self._journal.on:
+            self._journal.record({"ev": "release", "handle": handle, "t": time.monotonic_ns()})
         try:
             held.release()
         except UnlockError:
-            with self._guard:
-                self._unreleased[handle] = held
-            self._start_retrier()
+            self._retrier.add(handle, held)
             raise
         held.check()  # LOCKS_LOST if the session went while the statement held them
 
     def unreleased(self) -> list[str]:
         """Handles whose release failed and is still being retried."""
-        with self._guard:
-            return sorted(self._unreleased)
+        return self._retrier.handles()
 
     def retry_unreleased(self) -> int:
-        """One retry of every failed release; returns how many are still unreleased.
-
-        Handles for which retrying is pointless (:func:`_pointless`) are dropped, with one
-        WARNING naming them and why.
-        """
-        with self._guard:
-            pending = list(self._unreleased.items())
-        given_up: list[str] = []
-        for handle, held in pending:
-            why = _pointless(held)
-            if why is None:
-                try:
-                    held.release()
-                except SparkLockError as e:
-                    log.debug("sparklock: releasing %s again failed: %s", handle, e)
-                    continue
-                except Exception:
-                    log.exception("sparklock: releasing %s again failed", handle)
-                    continue
-                why = _pointless(held)  # lost while we tried: the release was a no-op
-                if why is None:
-                    log.warning("sparklock: the locks of %s are released now", handle)
-            if why is not None:
-                given_up.append(f"{handle} ({why})")
-            with self._guard:
-                self._unreleased.pop(handle, None)
-        if given_up:
-            log.warning("sparklock: gave up releasing %s", "; ".join(given_up))
-        with self._guard:
-            return len(self._unreleased)
-
-    def _start_retrier(self) -> None:
-        with self._guard:
-            if self._retrier is not None and self._retrier.is_alive():
-                return
-            self._retrier = threading.Thread(
-                target=self._retry_loop, name="sparklock-unlock-retry", daemon=True
-            )
-            self._retrier.start()
-
-    def _retry_loop(self) -> None:
-        while True:
-            time.sleep(UNRELEASED_RETRY_INTERVAL)
-            if self.retry_unreleased() == 0:
-                with self._guard:
-                    if not self._unreleased:
-                        self._retrier = None
-                        return
+        """One retry of every failed release; returns how many are still unreleased (handles
+        for which retrying is pointless are given up, with one WARNING)."""
+        return self._retrier.retry()
 
     # -- journal --------------------------------------------------------------------------------
     def set_journal(self, target: str | os.PathLike | Callable[[dict], None] | None) -> None:
         """Record every grant and release: a callable gets the records, a directory gets
         ``journal-<pid>.jsonl``; None stops recording."""
-        if target is None or callable(target):
-            self._journal = target
-            return
-        os.makedirs(target, exist_ok=True)
-        path = os.path.join(os.fspath(target), f"journal-{os.getpid()}.jsonl")
-        lock = threading.Lock()
-
-        def write(record: dict) -> None:
-            line = json.dumps(record, separators=(",", ":")) + "\n"
-            with lock, open(path, "a", encoding="utf-8") as f:
-                f.write(line)
-
-        self._journal = write
-
-    def _write_journal(self, record: dict) -> None:
-        journal = self._journal
-        if journal is None:
-            return
-        record.setdefault("pid", os.getpid())
-        try:
-            journal(record)
-        except Exception:
-            log.exception("sparklock: writing the journal failed")
+        self._journal.set_target(target)
 
     def held(self, handle: str) -> HeldLocks | None:
         with self._guard:
@@ -444,7 +267,7 @@ class LockService:
                 obj = object_of(request["object"])
                 mode = LockMode.parse(str(request.get("mode", "")))
                 session = str(request.get("session") or "")
-                with self._cancellable(session, request) as cancel:
+                with self._waits.cancellable(session, request) as cancel:
                     get_manager(config).acquire(
                         [LockRequest(obj, mode)],
                         owner=session,
@@ -464,15 +287,3 @@ class LockService:
     def _query_id(self, session: str, execution: object) -> str:
         stamp = time.strftime("%Y%m%d%H%M%S")
         return f"spark_{stamp}_{session[:8] or 'nosession'}_{execution}_{next(self._ids)}"
-
-
-_service: LockService | None = None
-_service_lock = threading.Lock()
-
-
-def get_service() -> LockService:
-    global _service
-    with _service_lock:
-        if _service is None:
-            _service = LockService()
-        return _service
