@@ -89,9 +89,14 @@ public final class FactsExtractor {
       String rootExecutionId,
       String sqlText,
       List<String> enclosingHandles) {
-    return Json.write(
+    return toJson(
         checkedFacts(session, analyzed, optimized, executionId, rootExecutionId, sqlText,
             enclosingHandles));
+  }
+
+  /** The facts as JSON text (Jackson). */
+  static String toJson(Map<String, Object> facts) {
+    return Messages.write(facts);
   }
 
   /** {@link #facts}, failing closed with LOCK_FACTS_FAILED when the plan cannot be read. */
@@ -1121,7 +1126,7 @@ public final class FactsExtractor {
         return;
       }
       for (Map<String, Object> s : more) {
-        specs.putIfAbsent(Json.write(s), s);
+        specs.putIfAbsent(Messages.write(s), s);
       }
     }
   }

@@ -390,7 +390,7 @@ public final class LockGuard {
       }
       return "";
     }
-    return SparkLockBridge.acquire(Json.write(facts));
+    return SparkLockBridge.acquire(FactsExtractor.toJson(facts));
   }
 
   private static Map<String, Object> facts(Context c, SparkLockExec node, Held held) {
