@@ -26,13 +26,18 @@ def _wire_name(python_name: str) -> str:
     return head + "".join(p.title() for p in rest)
 
 
+def _wire(value: Any) -> Any:
+    """Field names in camelCase, None fields left out (as the JVM writes its records)."""
+    if isinstance(value, Mapping):
+        return {_wire_name(k): _wire(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_wire(v) for v in value]
+    return value
+
+
 def to_json(message: Any) -> str:
-    """A message as the JSON text the JVM reads (camelCase names)."""
-    return json.dumps(
-        {_wire_name(k): v for k, v in asdict(message).items()},
-        default=str,
-        separators=(",", ":"),
-    )
+    """A message as the JSON text the JVM reads and writes."""
+    return json.dumps(_wire(asdict(message)), default=str, separators=(",", ":"))
 
 
 # -- answers (Python → JVM) -----------------------------------------------------------------------
@@ -78,17 +83,19 @@ class LockTarget:
 
     database: str
     table: str | None = None
-    partition: list[tuple[str, str | None]] = field(default_factory=list)
+    partition: list[tuple[str, str | None]] | None = None
 
     @classmethod
     def from_wire(cls, d: Mapping[str, Any]) -> LockTarget:
-        pairs = [(k, v) for k, v in d.get("partition") or []]
-        return cls(d["database"], d.get("table"), pairs)
+        pairs = d.get("partition")
+        return cls(
+            d["database"], d.get("table"), None if pairs is None else [tuple(p) for p in pairs]
+        )
 
     def lock_object(self) -> LockObject:
         if self.table is None:
             return LockObject.of_database(self.database)
-        return LockObject.of_partition(self.database, self.table, self.partition)
+        return LockObject.of_partition(self.database, self.table, self.partition or [])
 
 
 @dataclass(frozen=True)
@@ -99,12 +106,12 @@ class CommandRequest:
     statement: str
     session: str = ""
     conf: Mapping[str, str] = field(default_factory=dict)
-    columns: list[str] = field(default_factory=list)
+    columns: list[str] | None = None
     object: LockTarget | None = None
     mode: str | None = None
     sql: str | None = None
     job_group: str | None = None
-    job_tags: list[str] = field(default_factory=list)
+    job_tags: list[str] | None = None
 
     @classmethod
     def from_wire(cls, wire: str | Mapping[str, Any]) -> CommandRequest:
@@ -115,12 +122,12 @@ class CommandRequest:
             statement=str(d.get("statement")),
             session=str(d.get("session") or ""),
             conf=dict(d.get("conf") or {}),
-            columns=list(d.get("columns") or []),
+            columns=d.get("columns"),
             object=LockTarget.from_wire(target) if target else None,
             mode=d.get("mode"),
             sql=d.get("sql"),
             job_group=d.get("jobGroup"),
-            job_tags=list(d.get("jobTags") or []),
+            job_tags=d.get("jobTags"),
         )
 
 

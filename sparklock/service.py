@@ -407,7 +407,7 @@ class LockService:
         statement = request.statement
         config = config_of(request.conf)
         if statement == "SHOW_LOCKS":
-            columns = list(request.columns)
+            columns = list(request.columns or [])
             if not config.enabled:
                 return columns, []
             obj = request.object.lock_object() if request.object else None
@@ -420,7 +420,7 @@ class LockService:
                 obj = request.object.lock_object()
                 mode = LockMode.parse(str(request.mode or ""))
                 session = request.session
-                scope = {"jobGroup": request.job_group, "jobTags": request.job_tags}
+                scope = {"jobGroup": request.job_group, "jobTags": request.job_tags or []}
                 with self._cancellable(session, scope) as cancel:
                     get_manager(config).acquire(
                         [LockRequest(obj, mode)],
