@@ -52,11 +52,14 @@ class Done:
 
 @dataclass(frozen=True)
 class Acquired:
-    """``acquire``'s answer: the handle to release ("" when nothing needed locking)."""
+    """``acquire``'s answer: the handle to release ("" when nothing needed locking), and whether
+    the JVM re-lists the files the statement reads (``spark.sparklock.read.refreshListing``: the
+    key is this side's, the JVM only reads this answer)."""
 
     ok: bool = True
     error: str | None = None
     handle: str = ""
+    refresh_listing: bool = True
 
 
 @dataclass(frozen=True)

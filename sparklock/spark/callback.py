@@ -51,7 +51,10 @@ class PyLockCallback:
             facts = json.loads(facts_json)
             self._record(facts)
             handle = _service().acquire(facts)
-            return Acquired(handle=handle or "")
+            from ..service import config_of  # (validated by acquire; cached)
+
+            refresh = config_of(facts.get("conf")).refresh_listing
+            return Acquired(handle=handle or "", refresh_listing=refresh)
 
         return self._answer("acquire", run)
 

@@ -251,7 +251,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
       case 0:
         return kind.name();
       case 1:
-        return nameParts == null ? "" : (database ? "DATABASE " : "") + StatementErrors.quoted(nameParts);
+        return nameParts == null ? ""
+            : (database ? "DATABASE " : "") + StatementErrors.quoted(nameParts);
       case 2:
         return specText();
       case 3:
@@ -272,8 +273,9 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
       if (i > 0) {
         b.append(", ");
       }
-      b.append(StatementErrors.quote(spec.get(i)[0])).append('=').append(spec.get(i)[1] == null ? "NULL"
-          : "'" + spec.get(i)[1].replace("\\", "\\\\").replace("'", "\\'") + "'");
+      String value = spec.get(i)[1];
+      b.append(StatementErrors.quote(spec.get(i)[0])).append('=').append(value == null ? "NULL"
+          : "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'");
     }
     return b.append(')').toString();
   }

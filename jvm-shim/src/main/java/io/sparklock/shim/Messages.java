@@ -30,8 +30,18 @@ public final class Messages {
   /** {@code release}'s answer (and any refusal). */
   public record Done(boolean ok, String error) implements Answer {}
 
-  /** {@code acquire}'s answer: the handle to release ("" when nothing was locked). */
-  public record Acquired(boolean ok, String error, String handle) implements Answer {}
+  /**
+   * {@code acquire}'s answer: the handle to release ("" when nothing was locked), and whether to
+   * re-list the files the statement reads ({@code spark.sparklock.read.refreshListing}, a key
+   * Python owns and validated; absent = true).
+   */
+  public record Acquired(boolean ok, String error, String handle, Boolean refreshListing)
+      implements Answer {
+    @Override
+    public Boolean refreshListing() {
+      return refreshListing == null || refreshListing;
+    }
+  }
 
   /**
    * {@code command}'s and {@code explain}'s answer: rows of strings, in {@code columns} order

@@ -111,11 +111,10 @@ public final class SparkLockBridge {
 
   // ------------------------------------------------------------------ calls into Python
 
-  /** acquire(facts) → the handle ("" = nothing locked); throws on ok=false. */
-  static String acquire(String factsJson) {
+  /** acquire(facts) → the grant (handle "" = nothing locked); throws on ok=false. */
+  static Messages.Acquired acquire(String factsJson) {
     lastFacts = factsJson;
-    String h = call("acquire", factsJson, Messages.Acquired.class).handle();
-    return h == null ? "" : h;
+    return call("acquire", factsJson, Messages.Acquired.class);
   }
 
   /** release(handle); throws on ok=false. */
