@@ -33,6 +33,14 @@ def _service():
     return get_service()
 
 
+def _refresh_listing(facts: dict) -> bool:
+    """``spark.sparklock.read.refreshListing`` of the statement's session: Python owns the key and
+    hands the JVM its value with each grant (the acquire validated it; parsed once, cached)."""
+    from ..service import config_of
+
+    return config_of(facts.get("conf")).refresh_listing
+
+
 class PyLockCallback:
     """One per Python process (per py4j gateway), shared by every session and thread."""
 
@@ -51,10 +59,7 @@ class PyLockCallback:
             facts = json.loads(facts_json)
             self._record(facts)
             handle = _service().acquire(facts)
-            from ..service import config_of  # (validated by acquire; cached)
-
-            refresh = config_of(facts.get("conf")).refresh_listing
-            return Acquired(handle=handle or "", refresh_listing=refresh)
+            return Acquired(handle=handle or "", refresh_listing=_refresh_listing(facts))
 
         return self._answer("acquire", run)
 
