@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Iterator
 
-from ..errors import SparkLockError
+from ..errors import LocksLostError, SparkLockError
 from ..messages import Acquired, CommandRequest, Done, Rows, refused, to_json
 
 log = logging.getLogger("sparklock")
@@ -148,7 +148,7 @@ def fence_jobs(handle: str, reason: str) -> None:
     if sc is None:
         return
     bridge = sc._jvm.io.sparklock.shim.SparkLockBridge
-    bridge.cancelFencedJobs(sc._jsc.sc(), handle, f"LOCKS_LOST: {reason}")
+    bridge.cancelFencedJobs(sc._jsc.sc(), handle, str(LocksLostError(reason)))
 
 
 def _off_main_thread(fn, *args, **kwargs):
