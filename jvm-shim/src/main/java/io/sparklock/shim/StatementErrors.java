@@ -12,7 +12,6 @@ import org.apache.spark.sql.catalyst.trees.Origin;
 import org.apache.spark.sql.catalyst.trees.Origin$;
 
 import scala.Option;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The lock statements' errors, as Spark raises its own: {@code ParseException}s positioned on the
@@ -120,9 +119,19 @@ final class StatementErrors {
     return m;
   }
 
-  /** An immutable Scala map of a Java one, in its order (error parameters, partition specs). */
+  /**
+   * An immutable Scala map of a Java one, in its order (error parameters, partition specs); built
+   * with {@code updated}, which Scala 2.12 and 2.13 both have.
+   */
+  @SuppressWarnings("unchecked")
   static scala.collection.immutable.Map<String, String> scalaMap(Map<String, String> map) {
-    return scala.collection.immutable.ListMap$.MODULE$.from(CollectionConverters.asScala(map));
+    scala.collection.immutable.Map<String, String> result =
+        (scala.collection.immutable.Map<String, String>) (Object)
+            scala.collection.immutable.ListMap$.MODULE$.empty();
+    for (Map.Entry<String, String> e : map.entrySet()) {
+      result = result.updated(e.getKey(), e.getValue());
+    }
+    return result;
   }
 
   /** Throws a checked exception (Spark's, from Scala code) through Java signatures without one. */
