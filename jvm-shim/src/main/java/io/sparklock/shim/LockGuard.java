@@ -133,7 +133,7 @@ public final class LockGuard {
     }
   }
 
-  /** The job tag of the jobs run while {@code handle} holds (Python: service.fence_tag). */
+  /** The job tag of the jobs run while {@code handle} holds (Python asks cancelFencedJobs). */
   static String fenceTag(String handle) {
     return FENCE_PREFIX + handle.replace(',', '_');
   }
