@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from .config import SparkLockConfig, parse_duration
 from .errors import SparkLockError
 from .managers.zookeeper import ZooKeeperLockManager
+from .messages import LOCK_COLUMNS, lock_rows
 from .model import LockInfo, LockType
 from .objects import LockObject
-from .service import EXTENDED_COLUMNS, info_row
 
 
 def _config(args: argparse.Namespace) -> SparkLockConfig:
@@ -54,7 +54,7 @@ def _age(info: LockInfo, now_ms: int) -> float:
 def cmd_locks(m: ZooKeeperLockManager, args, out) -> int:
     obj = LockObject.parse(args.object) if args.object else None
     infos = m.list_locks(obj)
-    _print_table(EXTENDED_COLUMNS, [info_row(i, True) for i in infos], out)
+    _print_table(list(LOCK_COLUMNS), lock_rows(infos, list(LOCK_COLUMNS)), out)
     return 0
 
 

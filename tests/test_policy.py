@@ -125,6 +125,9 @@ def test_service_acquire_release_and_conflict():
     assert svc.acquire(off) == ""
 
 
+EXTENDED = ["name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client"]
+
+
 def test_service_statements():
     svc = LockService()
     obj = {"database": "default", "table": "svc_stmt", "partition": [["p", "a/b"]]}
@@ -136,7 +139,7 @@ def test_service_statements():
         {
             **base,
             "statement": "SHOW_LOCKS",
-            "extended": True,
+            "columns": EXTENDED,  # the JVM names the columns it shows
             "object": {"database": "default", "table": "svc_stmt"},
         }
     )
@@ -148,7 +151,8 @@ def test_service_statements():
     with pytest.raises(NotLockedError):
         svc.command({**base, "statement": "UNLOCK", "object": obj})
     off = {**base, "conf": {"spark.sparklock.enabled": "false"}}
-    assert svc.command({**off, "statement": "SHOW_LOCKS"}) == (["name", "mode"], [])
+    basic = ["name", "mode"]
+    assert svc.command({**off, "statement": "SHOW_LOCKS", "columns": basic}) == (basic, [])
     svc.command({**off, "statement": "UNLOCK", "object": obj})  # no-op when disabled
 
 

@@ -9,6 +9,9 @@ session for the module, parquet tables in a temporary warehouse, the default emb
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 
 pyspark = pytest.importorskip("pyspark")
@@ -16,6 +19,8 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.errors import AnalysisException, ParseException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
+from sparklock import messages  # noqa: E402
+from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.spark import SparkSpec  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
@@ -416,3 +421,63 @@ def test_disabled_statements_succeed_without_the_python_side(spark):
     finally:
         bridge.setCallback(callback)
     assert rows(spark, "SHOW LOCKS") == []
+
+
+# -- the contract: Java records and Python dataclasses agree (jvm-shim/BRIDGE.md) ----------------
+MESSAGES = {
+    "Messages$Done": messages.Done,
+    "Messages$Acquired": messages.Acquired,
+    "Messages$Rows": messages.Rows,
+    "Messages$LockTarget": messages.LockTarget,
+    "Messages$CommandRequest": messages.CommandRequest,
+}
+
+
+def test_java_records_and_python_dataclasses_name_the_same_fields(spark):
+    reflection = spark.sparkContext._jvm.py4j.reflection.ReflectionUtil
+    for java_name, cls in MESSAGES.items():
+        record = reflection.classForName("io.sparklock.shim." + java_name)
+        java = [c.getName() for c in record.getRecordComponents()]
+        python = [messages._wire_name(f.name) for f in dataclasses.fields(cls)]
+        assert java == python, java_name
+
+
+def test_python_shows_every_column_the_jvm_asks_for(spark):
+    command = spark.sparkContext._jvm.io.sparklock.shim.LockStatementCommand
+    assert list(command.EXTENDED_COLUMNS) == EXTENDED
+    assert list(command.BASIC_COLUMNS) == BASIC
+    assert set(EXTENDED) <= set(messages.LOCK_COLUMNS)
+
+
+def test_requests_read_back_as_the_jvm_wrote_them(spark, monkeypatch):
+    """Each request the JVM sends, parsed into the dataclasses and written again, is unchanged."""
+    callback = callback_of(spark)
+    sent: list[str] = []
+    answer = callback.command
+
+    def command(request_json: str) -> str:
+        sent.append(request_json)
+        return answer(request_json)
+
+    monkeypatch.setattr(callback, "command", command)  # py4j calls the attribute by name
+    partition = f"PARTITION (p = {sql_string('a/b')})"
+    for statement in [
+        f"LOCK TABLE parts {partition} EXCLUSIVE",
+        "SHOW LOCKS parts EXTENDED",
+        f"UNLOCK TABLE parts {partition}",
+        "LOCK DATABASE MixedDb SHARED",
+        "SHOW LOCKS DATABASE mixeddb",
+        "UNLOCK DATABASE mixeddb",
+        "SHOW LOCKS",
+    ]:
+        spark.sql(statement).collect()
+    assert len(sent) == 7
+    for wire in sent:
+        parsed = messages.CommandRequest.from_wire(wire)
+        assert json.loads(messages.to_json(parsed)) == json.loads(wire)
+    requests = [messages.CommandRequest.from_wire(w) for w in sent]
+    assert requests[0].object == messages.LockTarget("default", "parts", [("p", "a/b")])
+    assert requests[0].columns is None and requests[0].mode == "EXCLUSIVE"
+    assert requests[1].columns == EXTENDED
+    assert requests[3].object == messages.LockTarget("mixeddb")
+    assert requests[6].object is None and requests[6].columns == BASIC

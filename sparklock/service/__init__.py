@@ -1,4 +1,4 @@
-"""The Python side of the bridge: what the JVM shim calls, as plain dicts.
+"""The Python side of the bridge: what the JVM shim calls (typed facts and messages).
 
 Rooms: :mod:`.coordinator` (``LockService``: facts → lock set → manager, handles, lock
 statements), :mod:`.cancellation` (the registry of lock waits a Spark cancellation can end),
@@ -12,30 +12,17 @@ from __future__ import annotations
 import threading
 
 from .cancellation import WaitCancelledError
-from .coordinator import (
-    BASIC_COLUMNS,
-    EXTENDED_COLUMNS,
-    LockService,
-    config_of,
-    info_row,
-    object_of,
-)
-from .fencing import FENCE_TAG_PREFIX, Fencer, fence_tag
+from .coordinator import LockService, config_of
+from .fencing import Fencer
 from .release_retrier import UNRELEASED_RETRY_INTERVAL
 
 __all__ = [
-    "BASIC_COLUMNS",
-    "EXTENDED_COLUMNS",
-    "FENCE_TAG_PREFIX",
     "UNRELEASED_RETRY_INTERVAL",
     "Fencer",
     "LockService",
     "WaitCancelledError",
     "config_of",
-    "fence_tag",
     "get_service",
-    "info_row",
-    "object_of",
 ]
 
 _service: LockService | None = None

@@ -15,7 +15,7 @@ service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_
   calls it from PySpark's ``cancelAllJobs``/``cancelJobGroup``/``cancelJobsWithTag``/
   ``interruptAll`` (and so from Ctrl-C, whose handler calls ``cancelAllJobs``).
 * **Fencing.** When a handle's locks are lost (ZooKeeper session expired) the registered fencers
-  run at once (the Spark callback cancels the jobs tagged :func:`fence_tag` of the handle), and the
+  run at once (the Spark callback has the JVM cancel the jobs it tagged with the handle), and the
   handle's release raises ``LOCKS_LOST``: a statement that lost its locks never reports success.
 * **Release failures are reported and retried.** A release that still fails after
   ``spark.sparklock.unlock.numRetries`` raises ``UNLOCK_FAILED`` to the statement, and the handle is
@@ -42,16 +42,14 @@ from ..config import SparkLockConfig
 from ..errors import SparkLockError, UnlockError
 from ..facts import Facts
 from ..managers import HeldLocks, get_manager
-from ..model import LockInfo, LockMode, LockRequest, LockType, Owner, build_lock_set
+from ..messages import CommandRequest, lock_rows
+from ..model import LockMode, LockRequest, LockType, Owner, build_lock_set
 from ..objects import LockObject
 from ..policy import requests_for
 from .cancellation import WaitRegistry
 from .fencing import Fencer, Fencing
 from .journal import Journal
 from .release_retrier import ReleaseRetrier
-
-BASIC_COLUMNS = ["name", "mode"]
-EXTENDED_COLUMNS = BASIC_COLUMNS + ["query_id", "lock_time", "lock_type", "query_string", "client"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -62,23 +60,6 @@ def _config(items: tuple[tuple[str, str], ...]) -> SparkLockConfig:
 def config_of(conf: Mapping[str, str] | None) -> SparkLockConfig:
     """Parsed ``spark.sparklock.*`` settings of a session (cached: sessions rarely change them)."""
     return _config(tuple(sorted((conf or {}).items())))
-
-
-def object_of(spec: Mapping[str, Any]) -> LockObject:
-    """A lock object from the JVM's resolved ``{"database", "table", "partition"}``."""
-    table = spec.get("table")
-    partition = [(k, v) for k, v in spec.get("partition") or []]
-    if table is None:
-        return LockObject.of_database(spec["database"])
-    return LockObject.of_partition(spec["database"], table, partition)
-
-
-def info_row(info: LockInfo, extended: bool) -> list[str]:
-    row = [info.name, info.mode.value]
-    if extended:
-        d = info.data
-        row += [d.query_id, str(d.lock_time_ms), d.lock_type.value, d.query_string, d.client]
-    return row
 
 
 class LockService:
@@ -250,29 +231,37 @@ class LockService:
         return [(r.name, r.mode.value) for r in lock_set]
 
     # -- lock statements ----------------------------------------------------------------------
-    def command(self, request: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-        statement = request.get("statement")
-        config = config_of(request.get("conf"))
+    def command(
+        self, request: CommandRequest | Mapping[str, Any]
+    ) -> tuple[list[str], list[list[str]]]:
+        """SHOW LOCKS / LOCK / UNLOCK: the ``columns, rows`` answer (none for LOCK and UNLOCK).
+
+        SHOW LOCKS answers the ``columns`` the request names (the JVM owns the schema)."""
+        if not isinstance(request, CommandRequest):
+            request = CommandRequest.from_wire(request)
+        statement = request.statement
+        config = config_of(request.conf)
         if statement == "SHOW_LOCKS":
-            extended = bool(request.get("extended"))
-            columns = EXTENDED_COLUMNS if extended else BASIC_COLUMNS
+            columns = list(request.columns or [])
             if not config.enabled:
                 return columns, []
-            spec = request.get("object")
-            obj = object_of(spec) if spec else None
+            obj = request.object.lock_object() if request.object else None
             infos = get_manager(config).list_locks(obj)
-            return columns, [info_row(i, extended) for i in infos]
+            return columns, lock_rows(infos, columns)
+        if statement in ("LOCK", "UNLOCK") and request.object is None:
+            raise SparkLockError(f"LOCK_SERVICE_PROTOCOL: {statement} names no object")
         if statement == "LOCK":
             if config.enabled:
-                obj = object_of(request["object"])
-                mode = LockMode.parse(str(request.get("mode", "")))
-                session = str(request.get("session") or "")
-                with self._waits.cancellable(session, request) as cancel:
+                obj = request.object.lock_object()
+                mode = LockMode.parse(str(request.mode or ""))
+                session = request.session
+                scope = {"jobGroup": request.job_group, "jobTags": request.job_tags or []}
+                with self._waits.cancellable(session, scope) as cancel:
                     get_manager(config).acquire(
                         [LockRequest(obj, mode)],
                         owner=session,
                         query_id=self._query_id(session, "lock"),
-                        query_string=str(request.get("sql") or f"LOCK {obj.name} {mode.value}"),
+                        query_string=request.sql or f"LOCK {obj.name} {mode.value}",
                         lock_type=LockType.EXPLICIT,
                         settings=config.lock,
                         cancel=cancel,
@@ -280,7 +269,7 @@ class LockService:
             return [], []
         if statement == "UNLOCK":
             if config.enabled:
-                get_manager(config).unlock(object_of(request["object"]))
+                get_manager(config).unlock(request.object.lock_object())
             return [], []
         raise SparkLockError(f"UNSUPPORTED_STATEMENT: {statement!r}")
 

@@ -1,7 +1,8 @@
 """Fencing: stop a statement's Spark jobs the moment its locks are lost.
 
 When a handle's locks are lost (ZooKeeper session expired) the registered fencers run at once;
-the Spark callback's fencer cancels the jobs tagged :func:`fence_tag` of the handle.
+the Spark callback's fencer asks the JVM to cancel the handle's jobs
+(``SparkLockBridge.cancelFencedJobs``; the JVM owns the fence tag).
 """
 
 from __future__ import annotations
@@ -12,16 +13,7 @@ from collections.abc import Callable
 
 log = logging.getLogger("sparklock")
 
-FENCE_TAG_PREFIX = "sparklock-"
-
 Fencer = Callable[[str, str], None]  # (handle, reason)
-
-
-def fence_tag(handle: str) -> str:
-    """The Spark job tag the JVM puts on the jobs run while ``handle`` holds its locks.
-
-    Same rule as ``LockGuard.fenceTag`` (job tags cannot contain a comma)."""
-    return FENCE_TAG_PREFIX + handle.replace(",", "_")
 
 
 class Fencing:

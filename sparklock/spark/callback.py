@@ -1,6 +1,7 @@
 """The Python end of the bridge: ``io.sparklock.shim.LockCallback`` implemented for py4j.
 
-Every method takes and returns JSON text (jvm-shim/BRIDGE.md) and never raises into the JVM: a
+Every method takes and returns JSON text (jvm-shim/BRIDGE.md), its answer one of the typed
+:mod:`sparklock.messages`, and never raises into the JVM: a
 :class:`~sparklock.errors.SparkLockError` becomes ``{"ok": false, "error": str(e)}`` (the JVM
 throws it verbatim, so the text starts with its code), anything else becomes ``ok: false`` with
 a ``LOCK_SERVICE_ERROR`` text and is logged with its traceback.
@@ -15,14 +16,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
-import json
 import logging
 import threading
 from collections.abc import Iterator
-from typing import Any
 
-from ..errors import SparkLockError
+from ..errors import LocksLostError, SparkLockError
 from ..facts import Facts, parse_facts
+from ..messages import Acquired, CommandRequest, Done, Rows, refused, to_json
 
 log = logging.getLogger("sparklock")
 
@@ -33,8 +33,12 @@ def _service():
     return get_service()
 
 
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, default=str, separators=(",", ":"))
+def _refresh_listing(facts: Facts) -> bool:
+    """``spark.sparklock.read.refreshListing`` of the statement's session: Python owns the key and
+    hands the JVM its value with each grant (the acquire validated it; parsed once, cached)."""
+    from ..service import config_of
+
+    return config_of(facts.conf).refresh_listing
 
 
 class PyLockCallback:
@@ -51,42 +55,42 @@ class PyLockCallback:
 
     # -- LockCallback ---------------------------------------------------------------------------
     def acquire(self, facts_json: str) -> str:
-        def run() -> dict:
+        def run() -> Acquired:
             facts = parse_facts(facts_json)
             self._record(facts)
             handle = _service().acquire(facts)
-            return {"ok": True, "handle": handle or ""}
+            return Acquired(handle=handle or "", refresh_listing=_refresh_listing(facts))
 
         return self._answer("acquire", run)
 
     def release(self, handle: str) -> str:
-        def run() -> dict:
+        def run() -> Done:
             _service().release(handle)
-            return {"ok": True}
+            return Done()
 
         return self._answer("release", run)
 
     def explain(self, facts_json: str) -> str:
-        def run() -> dict:
+        def run() -> Rows:
             rows = _service().explain(parse_facts(facts_json))
-            return {"ok": True, "rows": [list(r) for r in rows]}
+            return Rows(rows=[list(r) for r in rows])
 
         return self._answer("explain", run)
 
     def command(self, request_json: str) -> str:
-        def run() -> dict:
-            columns, rows = _service().command(json.loads(request_json))
-            return {"ok": True, "columns": list(columns), "rows": [list(r) for r in rows]}
+        def run() -> Rows:
+            columns, rows = _service().command(CommandRequest.from_wire(request_json))
+            return Rows(columns=list(columns), rows=[list(r) for r in rows])
 
         return self._answer("command", run)
 
     # -- plumbing -------------------------------------------------------------------------------
     def _answer(self, method: str, run) -> str:
         try:
-            return _dumps(run())
+            return to_json(run())
         except SparkLockError as e:
             log.debug("sparklock: %s refused: %s", method, e)
-            return _dumps({"ok": False, "error": str(e)})
+            return to_json(refused(str(e)))
         except BaseException as e:  # noqa: BLE001 - never let an exception cross into the JVM
             if isinstance(e, (SystemExit, GeneratorExit)):
                 raise
@@ -96,20 +100,18 @@ class PyLockCallback:
                 # SIGINT handler (cancelAllJobs, then KeyboardInterrupt) fires in here: the
                 # manager has dropped the place in line; the statement fails with this text.
                 log.warning("sparklock: %s interrupted (KeyboardInterrupt)", method)
-                return _dumps(
-                    {
-                        "ok": False,
-                        "error": f"LOCK_WAIT_CANCELLED: interrupted (KeyboardInterrupt) in "
-                        f"{method}; the statement holds no locks",
-                    }
+                return to_json(
+                    refused(
+                        f"LOCK_WAIT_CANCELLED: interrupted (KeyboardInterrupt) in "
+                        f"{method}; the statement holds no locks"
+                    )
                 )
             log.exception("sparklock: the lock service failed in %s", method)
-            return _dumps(
-                {
-                    "ok": False,
-                    "error": f"LOCK_SERVICE_ERROR: the Python lock service failed in {method}: "
-                    f"{type(e).__name__}: {e}",
-                }
+            return to_json(
+                refused(
+                    f"LOCK_SERVICE_ERROR: the Python lock service failed in {method}: "
+                    f"{type(e).__name__}: {e}"
+                )
             )
 
     def _record(self, facts: Facts) -> None:
@@ -138,17 +140,16 @@ _hooks_installed = False
 
 
 def fence_jobs(handle: str, reason: str) -> None:
-    """A handle's locks are lost: cancel the Spark jobs its statement runs (tagged by the JVM with
-    ``fence_tag(handle)`` while it holds them). The statement then fails; its release reports
-    ``LOCKS_LOST`` whatever else happened (a driver-side commit cannot be cancelled)."""
+    """A handle's locks are lost: cancel the Spark jobs its statement runs (the JVM tagged them with
+    the handle's fence tag, whose form the JVM alone knows). The statement then fails; its release
+    reports ``LOCKS_LOST`` whatever else happened (a driver-side commit cannot be cancelled)."""
     from pyspark import SparkContext
-
-    from ..service import fence_tag
 
     sc = SparkContext._active_spark_context
     if sc is None:
         return
-    sc._jsc.sc().cancelJobsWithTag(fence_tag(handle), f"LOCKS_LOST: {reason}")
+    bridge = sc._jvm.io.sparklock.shim.SparkLockBridge
+    bridge.cancelFencedJobs(sc._jsc.sc(), handle, str(LocksLostError(reason)))
 
 
 def _off_main_thread(fn, *args, **kwargs):

@@ -3,7 +3,6 @@ package io.sparklock.shim;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Set;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
@@ -22,20 +21,20 @@ import org.slf4j.LoggerFactory;
  * indexes, so refreshing the indexes after the grant makes every scan list what is there while
  * the statement holds its locks.
  *
- * <p>Off with {@code spark.sparklock.read.refreshListing=false} (validated by Python at acquire).
+ * <p>Off with {@code spark.sparklock.read.refreshListing=false}: Python owns the key and answers
+ * {@code acquire} with its value ({@link Messages.Acquired#refreshListing}).
  * Not covered: bucketed scans whose file list Spark computed while planning, and V2 file scans
  * (the session catalog reads files through V1 unless {@code spark.sql.sources.useV1SourceList}
  * is changed).
  */
 final class FileListings {
   private static final Logger LOG = LoggerFactory.getLogger("io.sparklock.shim.FileListings");
-  static final String KEY = "spark.sparklock.read.refreshListing";
 
   private FileListings() {}
 
   /** Refreshes the file index of every file relation in {@code plan}; returns how many. */
-  static int refreshAfterGrant(SparkSession session, LogicalPlan plan) {
-    if (plan == null || !enabled(session)) {
+  static int refreshAfterGrant(LogicalPlan plan) {
+    if (plan == null) {
       return 0;
     }
     Set<FileIndex> seen = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -54,13 +53,5 @@ final class FileListings {
           (System.nanoTime() - start) / 1_000_000.0);
     }
     return seen.size();
-  }
-
-  private static boolean enabled(SparkSession session) {
-    if (session == null) {
-      return true;
-    }
-    String value = session.conf().get(KEY, "true");
-    return !"false".equalsIgnoreCase(value.trim());
   }
 }

@@ -2,12 +2,14 @@ package io.sparklock.shim;
 
 /**
  * What the JVM calls in Python (implemented by {@code sparklock.spark.callback.PyLockCallback}).
- * Exactly the interface of jvm-shim/BRIDGE.md; every argument and result is a JSON string.
+ * Exactly the interface of jvm-shim/BRIDGE.md; every argument and result is a JSON string, the
+ * results and the command request typed in {@link Messages}.
  */
 public interface LockCallback {
   /**
-   * Take the implicit locks of one execution. Returns JSON {"ok":true,"handle":"&lt;id&gt;"}
-   * ("handle" is "" when nothing needed locking) or {"ok":false,"error":"LOCK_CONFLICT: ..."}.
+   * Take the implicit locks of one execution. Returns {@link Messages.Acquired}: JSON
+   * {"ok":true,"handle":"&lt;id&gt;","refreshListing":true} ("handle" is "" when nothing needed
+   * locking) or {"ok":false,"error":"LOCK_CONFLICT: ..."}.
    */
   String acquire(String factsJson);
 

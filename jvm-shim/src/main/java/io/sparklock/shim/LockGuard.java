@@ -70,6 +70,8 @@ public final class LockGuard {
     final String executionId;
     final String rootExecutionId;
     volatile String handle = "";
+    /** Whether to re-list the read files after the grant (Python's answer, from its config). */
+    volatile boolean refreshListing = true;
     final AtomicBoolean released = new AtomicBoolean(false);
 
     Held(String executionId, String rootExecutionId) {
@@ -111,7 +113,7 @@ public final class LockGuard {
     if (c.executionId == null) {
       // No SQL execution (an internal caller): lock around the call itself.
       Held held = new Held(null, null);
-      held.handle = acquire(facts(c, node, held));
+      acquire(held, facts(c, node, held));
       return runThenRelease(node.sparkContext(), held, afterGrant(c, node, held, body));
     }
     Held held = new Held(c.executionId, c.rootExecutionId);
@@ -119,7 +121,7 @@ public final class LockGuard {
       return body.get(); // this execution already holds its locks
     }
     try {
-      held.handle = acquire(facts(c, node, held));
+      acquire(held, facts(c, node, held));
     } catch (Throwable e) {
       HELD.remove(c.executionId, held);
       throw e;
@@ -131,7 +133,7 @@ public final class LockGuard {
     }
   }
 
-  /** The job tag of the jobs run while {@code handle} holds (Python: service.fence_tag). */
+  /** The job tag of the jobs run while {@code handle} holds (Python asks cancelFencedJobs). */
   static String fenceTag(String handle) {
     return FENCE_PREFIX + handle.replace(',', '_');
   }
@@ -210,7 +212,7 @@ public final class LockGuard {
     }
     if (c.executionId == null) {
       Held held = new Held(null, null);
-      held.handle = acquire(facts(c, node, held));
+      acquire(held, facts(c, node, held));
       try {
         afterGrant(c, node, held, () -> null).get();
       } finally {
@@ -223,7 +225,7 @@ public final class LockGuard {
       return;
     }
     try {
-      held.handle = acquire(facts(c, node, held));
+      acquire(held, facts(c, node, held));
     } catch (Throwable e) {
       HELD.remove(c.executionId, held);
       throw e;
@@ -248,7 +250,9 @@ public final class LockGuard {
     // Also with an empty handle: a nested execution (ANALYZE's count, CTAS's insert) whose
     // enclosing execution already holds every lock it needs still reads a listing of its own.
     return () -> {
-      FileListings.refreshAfterGrant(c.session, readPlan(c, node));
+      if (held.refreshListing) {
+        FileListings.refreshAfterGrant(readPlan(c, node));
+      }
       return body.get();
     };
   }
@@ -376,18 +380,22 @@ public final class LockGuard {
   }
 
   /**
-   * Calls Python's acquire, except for facts that name no table, path, database or field
-   * ({@code SELECT 1}, {@code range}, {@code SET}): nothing could be locked, so the round trip
+   * Calls Python's acquire (the handle, and whether to re-list the files read), except for facts
+   * that name no table, path, database or field ({@code SELECT 1}, {@code range}, {@code SET}):
+   * nothing could be locked, so the round trip
    * (~0.1–0.4 ms) is skipped. A missing callback still fails closed.
    */
-  private static String acquire(Facts facts) {
+  private static void acquire(Held held, Facts facts) {
     if (facts.namesNothing()) {
       if (SparkLockBridge.callback() == null) {
         throw new SparkLockException(SparkLockBridge.NOT_ATTACHED);
       }
-      return "";
+      held.handle = "";
+      return;
     }
-    return SparkLockBridge.acquire(FactsExtractor.toJson(facts));
+    Messages.Acquired granted = SparkLockBridge.acquire(FactsExtractor.toJson(facts));
+    held.refreshListing = granted.refreshListing();
+    held.handle = granted.handle() == null ? "" : granted.handle();
   }
 
   private static Facts facts(Context c, SparkLockExec node, Held held) {

@@ -1,9 +1,17 @@
 package io.sparklock.shim;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+
+import static io.sparklock.shim.StatementErrors.params;
+import static io.sparklock.shim.StatementErrors.parseError;
+import static io.sparklock.shim.StatementErrors.rebase;
+
+import io.sparklock.shim.SqlLexer.Kind;
+import io.sparklock.shim.SqlLexer.LexError;
+import io.sparklock.shim.SqlLexer.Lexer;
+import io.sparklock.shim.SqlLexer.Tok;
 
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
@@ -39,8 +47,8 @@ import scala.jdk.javaapi.CollectionConverters;
  *   EXPLAIN LOCKS &lt;statement&gt;
  * </pre>
  *
- * A small tokenizer of our own (whitespace, {@code --} and nested {@code /* *}{@code /} comments,
- * quoted strings, backquoted identifiers) recognises only the statement head and its structure.
+ * A small tokenizer of our own ({@link SqlLexer}) recognises only the statement head and its
+ * structure.
  * Everything that is not a lock statement goes to the delegate untouched. The pieces are parsed by
  * Spark itself: identifiers with {@code parseMultipartIdentifier}, the partition spec as part of
  * an {@code ALTER TABLE .. DROP PARTITION (spec)} statement (so values are Spark literals with
@@ -196,7 +204,7 @@ public final class LockStatementParser implements ParserInterface {
             throw new IllegalStateException(head);
         }
       } catch (LexError e) {
-        throw Errors.parseError(sql, e.offset, "PARSE_SYNTAX_ERROR",
+        throw parseError(sql, e.offset, "PARSE_SYNTAX_ERROR",
             params("error", e.near, "hint", ": " + e.getMessage()));
       }
     }
@@ -279,7 +287,7 @@ public final class LockStatementParser implements ParserInterface {
       Lexer innerLexer = new Lexer(inner);
       String innerHead = headOf(innerLexer);
       if (innerHead != null) {
-        throw Errors.parseError(sql, peek().start, "_LEGACY_ERROR_TEMP_0035",
+        throw parseError(sql, peek().start, "_LEGACY_ERROR_TEMP_0035",
             params("message", "EXPLAIN LOCKS explains the locks a statement would take; "
                 + innerHead + " is itself a lock statement"));
       }
@@ -289,7 +297,7 @@ public final class LockStatementParser implements ParserInterface {
             ? delegate.parsePlan(inner)
             : delegate.parsePlanWithParameters(inner, parameters);
       } catch (ParseException e) {
-        throw Errors.rebase(e, inner, 0, sql, base);
+        throw rebase(e, inner, 0, sql, base);
       }
       return LockStatementCommand.explainLocks(plan, trimStatement(inner));
     }
@@ -317,7 +325,7 @@ public final class LockStatementParser implements ParserInterface {
         return new ArrayList<>(
             CollectionConverters.asJava(delegate.parseMultipartIdentifier(text)));
       } catch (ParseException e) {
-        throw Errors.rebase(e, text, 0, sql, first.start);
+        throw rebase(e, text, 0, sql, first.start);
       }
     }
 
@@ -357,15 +365,15 @@ public final class LockStatementParser implements ParserInterface {
       try {
         plan = delegate.parsePlan(synthetic);
       } catch (ParseException e) {
-        throw Errors.rebase(e, synthetic, prefix.length(), sql, open.start);
+        throw rebase(e, synthetic, prefix.length(), sql, open.start);
       }
       if (!(plan instanceof DropPartitions)) {
-        throw Errors.parseError(sql, open.start, "_LEGACY_ERROR_TEMP_0035",
+        throw parseError(sql, open.start, "_LEGACY_ERROR_TEMP_0035",
             params("message", "the PARTITION clause could not be read as a partition spec"));
       }
       List<PartitionSpec> parts = CollectionConverters.asJava(((DropPartitions) plan).parts());
       if (parts.size() != 1 || !(parts.get(0) instanceof UnresolvedPartitionSpec)) {
-        throw Errors.parseError(sql, open.start, "_LEGACY_ERROR_TEMP_0035",
+        throw parseError(sql, open.start, "_LEGACY_ERROR_TEMP_0035",
             params("message", "the PARTITION clause must hold exactly one partition spec"));
       }
       Map<String, String> spec =
@@ -465,7 +473,7 @@ public final class LockStatementParser implements ParserInterface {
 
     private ParseException syntaxError(Tok at, String hint) {
       String near = at.kind == Kind.EOF ? "end of input" : "'" + at.text + "'";
-      return Errors.parseError(sql, at.start, "PARSE_SYNTAX_ERROR",
+      return parseError(sql, at.start, "PARSE_SYNTAX_ERROR",
           params("error", near, "hint", ": " + hint));
     }
   }
@@ -477,251 +485,5 @@ public final class LockStatementParser implements ParserInterface {
       s = s.substring(0, s.length() - 1).trim();
     }
     return s;
-  }
-
-  static Map<String, String> params(String... kv) {
-    Map<String, String> m = new LinkedHashMap<>();
-    for (int i = 0; i + 1 < kv.length; i += 2) {
-      m.put(kv[i], kv[i + 1]);
-    }
-    return m;
-  }
-
-  // -- errors ---------------------------------------------------------------------------------
-
-  /** Spark ParseExceptions positioned on the user's statement text. */
-  static final class Errors {
-    private Errors() {}
-
-    static ParseException parseError(String sql, int offset, String errorClass,
-        Map<String, String> parameters) {
-      return new ParseException(Option.apply(sql), origin(sql, offset), errorClass,
-          LockStatementCommand.scalaMap(parameters));
-    }
-
-    /**
-     * Re-base a ParseException Spark raised on {@code piece} (where the user's text starts at
-     * {@code pieceBase}) onto the user's statement, whose text starts at {@code sqlBase}.
-     */
-    static ParseException rebase(ParseException e, String piece, int pieceBase, String sql,
-        int sqlBase) {
-      Origin start = e.start();
-      int offset = sqlBase;
-      if (start.line().isDefined() && start.startPosition().isDefined()) {
-        int inPiece = offsetOf(piece, (Integer) start.line().get(),
-            (Integer) start.startPosition().get());
-        offset = sqlBase + Math.max(0, inPiece - pieceBase);
-      }
-      offset = Math.min(offset, sql.length());
-      return new ParseException(Option.apply(sql), origin(sql, offset), e.getCondition(),
-          e.messageParameters());
-    }
-
-    static Origin origin(String sql, int offset) {
-      int line = 1;
-      int col = 0;
-      for (int i = 0; i < offset && i < sql.length(); i++) {
-        if (sql.charAt(i) == '\n') {
-          line++;
-          col = 0;
-        } else {
-          col++;
-        }
-      }
-      Origin$ o = Origin$.MODULE$;
-      return o.apply(Option.apply((Object) line), Option.apply((Object) col), o.apply$default$3(),
-          o.apply$default$4(), o.apply$default$5(), o.apply$default$6(), o.apply$default$7(),
-          o.apply$default$8(), o.apply$default$9(), o.apply$default$10());
-    }
-
-    static int offsetOf(String text, int line, int col) {
-      int i = 0;
-      for (int l = 1; l < line && i < text.length(); i++) {
-        if (text.charAt(i) == '\n') {
-          l++;
-        }
-      }
-      return Math.min(text.length(), i + col);
-    }
-  }
-
-  // -- lexer ----------------------------------------------------------------------------------
-
-  enum Kind { WORD, QUOTED_IDENT, STRING, SYMBOL, EOF }
-
-  static final class Tok {
-    final Kind kind;
-    final int start;
-    final int end;
-    final String text;
-
-    Tok(Kind kind, int start, int end, String text) {
-      this.kind = kind;
-      this.start = start;
-      this.end = end;
-      this.text = text;
-    }
-
-    boolean isWord(String word) {
-      return kind == Kind.WORD && text.equalsIgnoreCase(word);
-    }
-
-    boolean isSymbol(char c) {
-      return kind == Kind.SYMBOL && text.charAt(0) == c;
-    }
-
-    /** A token that can be (part of) an identifier; Spark decides whether it really is one. */
-    boolean isIdentifierPart() {
-      return kind == Kind.WORD || kind == Kind.QUOTED_IDENT
-          || (kind == Kind.STRING && text.startsWith("\""));
-    }
-  }
-
-  static final class LexError extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    final int offset;
-    final String near;
-
-    LexError(String message, int offset, String near) {
-      super(message);
-      this.offset = offset;
-      this.near = near;
-    }
-  }
-
-  /**
-   * Tokens on demand: words, backquoted identifiers, string literals (single or double quoted,
-   * backslash escapes, R'raw'), single-character symbols. Whitespace and comments are skipped.
-   */
-  static final class Lexer {
-    private final String s;
-    private final List<Tok> tokens = new ArrayList<>();
-    private int i = 0;
-
-    Lexer(String s) {
-      this.s = s;
-    }
-
-    Tok peek(int index) {
-      while (tokens.size() <= index) {
-        Tok last = tokens.isEmpty() ? null : tokens.get(tokens.size() - 1);
-        if (last != null && last.kind == Kind.EOF) {
-          return last;
-        }
-        tokens.add(scan());
-      }
-      return tokens.get(index);
-    }
-
-    private Tok scan() {
-      skipTrivia();
-      int n = s.length();
-      if (i >= n) {
-        return new Tok(Kind.EOF, n, n, "");
-      }
-      int start = i;
-      char c = s.charAt(i);
-      if (c == '`') {
-        i++;
-        while (true) {
-          if (i >= n) {
-            throw new LexError(
-                "unclosed backquoted identifier", start, "'" + s.substring(start) + "'");
-          }
-          if (s.charAt(i) == '`') {
-            if (i + 1 < n && s.charAt(i + 1) == '`') {
-              i += 2;
-              continue;
-            }
-            i++;
-            break;
-          }
-          i++;
-        }
-        return new Tok(Kind.QUOTED_IDENT, start, i, s.substring(start, i));
-      }
-      if ((c == 'r' || c == 'R') && i + 1 < n
-          && (s.charAt(i + 1) == '\'' || s.charAt(i + 1) == '"')) {
-        char q = s.charAt(i + 1);
-        int close = s.indexOf(q, i + 2);
-        if (close < 0) {
-          throw new LexError("unclosed string literal", start, "'" + s.substring(start) + "'");
-        }
-        i = close + 1;
-        return new Tok(Kind.STRING, start, i, s.substring(start, i));
-      }
-      if (c == '\'' || c == '"') {
-        i++;
-        while (true) {
-          if (i >= n) {
-            throw new LexError("unclosed string literal", start, "'" + s.substring(start) + "'");
-          }
-          char d = s.charAt(i);
-          if (d == '\\') {
-            i += 2;
-            continue;
-          }
-          if (d == c) {
-            i++;
-            if (i < n && s.charAt(i) == c) { // doubled quote stays inside the literal
-              i++;
-              continue;
-            }
-            break;
-          }
-          i++;
-        }
-        return new Tok(Kind.STRING, start, i, s.substring(start, i));
-      }
-      if (isWordChar(c)) {
-        while (i < n && isWordChar(s.charAt(i))) {
-          i++;
-        }
-        return new Tok(Kind.WORD, start, i, s.substring(start, i));
-      }
-      i++;
-      return new Tok(Kind.SYMBOL, start, i, s.substring(start, i));
-    }
-
-    private void skipTrivia() {
-      int n = s.length();
-      while (i < n) {
-        char c = s.charAt(i);
-        if (Character.isWhitespace(c)) {
-          i++;
-        } else if (c == '-' && i + 1 < n && s.charAt(i + 1) == '-') {
-          while (i < n && s.charAt(i) != '\n') {
-            i++;
-          }
-        } else if (c == '/' && i + 1 < n && s.charAt(i + 1) == '*') {
-          int start = i;
-          int depth = 0;
-          while (true) {
-            if (i >= n) {
-              throw new LexError("unclosed bracketed comment", start, "'/*'");
-            }
-            if (s.startsWith("/*", i)) {
-              depth++;
-              i += 2;
-            } else if (s.startsWith("*/", i)) {
-              depth--;
-              i += 2;
-              if (depth == 0) {
-                break;
-              }
-            } else {
-              i++;
-            }
-          }
-        } else {
-          break;
-        }
-      }
-    }
-
-    private static boolean isWordChar(char c) {
-      return Character.isLetterOrDigit(c) || c == '_' || (c >= 0x80 && !Character.isWhitespace(c)
-          && !Character.isSpaceChar(c));
-    }
   }
 }

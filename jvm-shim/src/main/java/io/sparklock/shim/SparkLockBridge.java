@@ -3,6 +3,7 @@ package io.sparklock.shim;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.ColumnarRule;
 import org.apache.spark.sql.internal.SQLConf;
@@ -92,9 +93,9 @@ public final class SparkLockBridge {
     return out;
   }
 
-  /** {@link #sessionConf} as a JSON object. */
+  /** {@link #sessionConf} as a JSON object (tests, debugging). */
   public static String sessionConfJson(SparkSession session) {
-    return Json.write(sessionConf(session));
+    return Messages.write(sessionConf(session));
   }
 
   /** Whether the sparklock extension is installed in this session (its columnar rule is). */
@@ -110,31 +111,29 @@ public final class SparkLockBridge {
 
   // ------------------------------------------------------------------ calls into Python
 
-  /** acquire(facts) → the handle ("" = nothing locked); throws on ok=false. */
-  static String acquire(String factsJson) {
+  /** acquire(facts) → the grant (handle "" = nothing locked); throws on ok=false. */
+  static Messages.Acquired acquire(String factsJson) {
     lastFacts = factsJson;
-    Map<String, Object> r = call("acquire", factsJson);
-    Object h = r.get("handle");
-    return h == null ? "" : h.toString();
+    return call("acquire", factsJson, Messages.Acquired.class);
   }
 
   /** release(handle); throws on ok=false. */
   static void release(String handle) {
-    call("release", handle);
+    call("release", handle, Messages.Done.class);
   }
 
-  /** SHOW LOCKS / LOCK / UNLOCK: returns the answer JSON; throws on ok=false or no callback. */
-  public static String callCommand(String requestJson) {
-    return Json.write(call("command", requestJson));
+  /** SHOW LOCKS / LOCK / UNLOCK: Python's rows; throws on ok=false or no callback. */
+  static Messages.Rows callCommand(Messages.CommandRequest request) {
+    return call("command", Messages.write(request), Messages.Rows.class);
   }
 
-  /** EXPLAIN LOCKS: returns the answer JSON; throws on ok=false or no callback. */
-  public static String callExplain(String factsJson) {
-    return Json.write(call("explain", factsJson));
+  /** EXPLAIN LOCKS: Python's rows; throws on ok=false or no callback. */
+  static Messages.Rows callExplain(String factsJson) {
+    return call("explain", factsJson, Messages.Rows.class);
   }
 
-  /** Calls one callback method and checks the answer; the parsed answer when ok is true. */
-  static Map<String, Object> call(String method, String argument) {
+  /** Calls one callback method and reads its answer once, as {@code type}; throws on ok=false. */
+  static <T extends Messages.Answer> T call(String method, String argument, Class<T> type) {
     LockCallback cb = CALLBACK.get();
     if (cb == null) {
       throw new SparkLockException(NOT_ATTACHED);
@@ -171,23 +170,32 @@ public final class SparkLockBridge {
     if ("acquire".equals(method)) {
       lastAcquireNanos = lastCallNanos;
     }
-    Map<String, Object> parsed;
+    T parsed;
     try {
-      parsed = Json.parseObject(answer);
-    } catch (IllegalArgumentException e) {
+      parsed = answer == null ? null : Messages.JSON.readValue(answer, type);
+    } catch (java.io.IOException e) {
+      parsed = null;
+    }
+    if (parsed == null) {
       throw new SparkLockException(
           "LOCK_SERVICE_PROTOCOL: the Python lock service answered " + method
-              + " with something that is not a JSON object: " + Json.abbreviate(answer),
-          e);
+              + " with something that is not a JSON object: " + Messages.abbreviate(answer));
     }
-    if (!Boolean.TRUE.equals(parsed.get("ok"))) {
-      Object err = parsed.get("error");
+    if (!parsed.ok()) {
       throw new SparkLockException(
-          err != null
-              ? err.toString()
+          parsed.error() != null
+              ? parsed.error()
               : "LOCK_SERVICE_PROTOCOL: " + method + " failed without an error text: "
-                  + Json.abbreviate(answer));
+                  + Messages.abbreviate(answer));
     }
     return parsed;
+  }
+
+  /**
+   * Fencing (BRIDGE.md): cancels the jobs run while {@code handle} held its locks (they carry
+   * {@link LockGuard#fenceTag}); Python calls it when the handle's locks are lost.
+   */
+  public static void cancelFencedJobs(SparkContext sc, String handle, String reason) {
+    sc.cancelJobsWithTag(LockGuard.fenceTag(handle), reason);
   }
 }

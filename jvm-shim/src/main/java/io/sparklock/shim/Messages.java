@@ -1,0 +1,90 @@
+package io.sparklock.shim;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The callback's answers and the lock-statement request (BRIDGE.md), typed once and read/written
+ * with Jackson. {@code sparklock/messages.py} holds the same shapes as dataclasses (a Spark test
+ * checks the field names are equal: wire name = camelCase of the Python field). The facts are
+ * {@link Facts}' business.
+ */
+public final class Messages {
+  private Messages() {}
+
+  /** Reads and writes the bridge's JSON (unknown answer fields ignored: Python may add some). */
+  static final ObjectMapper JSON =
+      new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+
+  /** What every answer has: {@code ok}, and the error text (starting with its code) when not. */
+  public interface Answer {
+    boolean ok();
+
+    String error();
+  }
+
+  /** {@code release}'s answer (and any refusal). */
+  public record Done(boolean ok, String error) implements Answer {}
+
+  /**
+   * {@code acquire}'s answer: the handle to release ("" when nothing was locked), and whether to
+   * re-list the files the statement reads ({@code spark.sparklock.read.refreshListing}, a key
+   * Python owns and validated; absent = true).
+   */
+  public record Acquired(boolean ok, String error, String handle, Boolean refreshListing)
+      implements Answer {
+    @Override
+    public Boolean refreshListing() {
+      return refreshListing == null || refreshListing;
+    }
+  }
+
+  /**
+   * {@code command}'s and {@code explain}'s answer: rows of strings, in {@code columns} order
+   * (empty {@code columns}: in the order the statement shows them).
+   */
+  public record Rows(boolean ok, String error, List<String> columns, List<List<String>> rows)
+      implements Answer {}
+
+  /** What a lock statement names: a database ({@code table} null) or a table/partition. */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public record LockTarget(String database, String table, List<List<String>> partition) {}
+
+  /**
+   * A SHOW LOCKS / LOCK / UNLOCK request, resolved by the JVM. {@code columns}: the SHOW LOCKS
+   * columns to answer, by name (the JVM owns the result schema); {@code jobGroup}/{@code jobTags}:
+   * what a cancellation of a LOCK wait matches.
+   */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public record CommandRequest(
+      String statement,
+      String session,
+      Map<String, String> conf,
+      List<String> columns,
+      LockTarget object,
+      String mode,
+      String sql,
+      String jobGroup,
+      List<String> jobTags) {}
+
+  /** {@code value} as JSON text. */
+  static String write(Object value) {
+    try {
+      return JSON.writeValueAsString(value);
+    } catch (JsonProcessingException e) {
+      throw new SparkLockException("LOCK_SERVICE_PROTOCOL: cannot write " + value + ": " + e, e);
+    }
+  }
+
+  /** The first 200 characters of {@code s} (for error messages). */
+  static String abbreviate(String s) {
+    if (s == null) {
+      return "null";
+    }
+    return s.length() <= 200 ? s : s.substring(0, 200) + "...";
+  }
+}
