@@ -438,7 +438,7 @@ def test_java_records_and_python_dataclasses_name_the_same_fields(spark):
     for java_name, cls in MESSAGES.items():
         record = reflection.classForName("io.sparklock.shim." + java_name)
         java = [c.getName() for c in record.getRecordComponents()]
-        python = [messages._wire_name(f.name) for f in dataclasses.fields(cls)]
+        python = [messages.wire_name(f.name) for f in dataclasses.fields(cls)]
         assert java == python, java_name
 
 
