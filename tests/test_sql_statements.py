@@ -191,16 +191,13 @@ def test_unlock_of_unlocked_object_is_not_locked_error(spark):
 # -- resolution errors -------------------------------------------------------------------------
 
 
-def test_missing_table_partition_database_are_clear_errors(spark):
+def test_lock_of_a_missing_table_partition_database_is_a_clear_error(spark):
+    """LOCK needs its object to exist (as in Hive)."""
     cases = {
-        "SHOW LOCKS nosuch": ("TABLE_OR_VIEW_NOT_FOUND", "`nosuch`"),
         "LOCK TABLE nosuch SHARED": ("TABLE_OR_VIEW_NOT_FOUND", "`nosuch`"),
-        "UNLOCK TABLE default.nosuch": ("TABLE_OR_VIEW_NOT_FOUND", "`nosuch`"),
-        "SHOW LOCKS nodb.t": ("SCHEMA_NOT_FOUND", "`nodb`"),
-        "SHOW LOCKS parts PARTITION (p='zz')": ("PARTITIONS_NOT_FOUND", "`p` = zz"),
+        "LOCK TABLE nodb.t SHARED": ("SCHEMA_NOT_FOUND", "`nodb`"),
         "LOCK TABLE parts PARTITION (p='a/b', q='9') SHARED": ("PARTITIONS_NOT_FOUND", "q` = 9"),
         "LOCK DATABASE nodb SHARED": ("SCHEMA_NOT_FOUND", "`nodb`"),
-        "SHOW LOCKS DATABASE nodb": ("SCHEMA_NOT_FOUND", "`nodb`"),
     }
     for statement, (condition, named) in cases.items():
         with pytest.raises(AnalysisException) as info:
@@ -208,6 +205,28 @@ def test_missing_table_partition_database_are_clear_errors(spark):
         message = str(info.value)
         assert condition in message and named in message, (statement, message)
     assert rows(spark, "SHOW LOCKS") == []
+
+
+def test_show_locks_and_unlock_name_missing_objects_by_name(spark):
+    """SHOW LOCKS and UNLOCK take what may be locked, not what exists: nothing is locked on these
+    names, so SHOW LOCKS is empty and UNLOCK answers NOT_LOCKED naming the object as written."""
+    for statement in (
+        "SHOW LOCKS nosuch",
+        "SHOW LOCKS nodb.t",
+        "SHOW LOCKS parts PARTITION (p='zz')",
+        "SHOW LOCKS nosuch PARTITION (p='1')",
+        "SHOW LOCKS DATABASE nodb",
+    ):
+        assert rows(spark, statement) == [], statement
+    for statement, named in (
+        ("UNLOCK TABLE default.nosuch", "default@nosuch"),
+        ("UNLOCK TABLE nodb.t", "nodb@t"),
+        ("UNLOCK TABLE parts PARTITION (p='zz')", "default@parts@p=zz"),
+        ("UNLOCK DATABASE nodb", "nodb"),
+    ):
+        with pytest.raises(Exception, match="NOT_LOCKED") as info:
+            spark.sql(statement)
+        assert named in str(info.value), (statement, str(info.value))
 
 
 def test_partition_spec_errors_name_column_and_table(spark):

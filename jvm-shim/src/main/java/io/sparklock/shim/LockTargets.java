@@ -26,9 +26,12 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * What a lock statement names, resolved through the session catalog (database default = current
- * database; {@code spark_catalog.} accepted; temp views and other catalogs refused): it must exist
- * (table, database, partition or partition prefix); names become the catalog's stored names and a
- * partition spec the table's partition-column order (BRIDGE.md "Command requests").
+ * database; {@code spark_catalog.} accepted; temp views and other catalogs refused). LOCK needs
+ * the object to exist (table, database, partition or partition prefix), as Hive does: names become
+ * the catalog's stored names and a partition spec the table's partition-column order (BRIDGE.md
+ * "Command requests"). UNLOCK and SHOW LOCKS also take an object that no longer exists (or never
+ * did) by the name as written, so an explicit lock can always be removed in SQL, even after its
+ * table or database was dropped.
  */
 final class LockTargets {
   /** The session catalog's name: Spark's constant, the one the JVM and Python compare with. */
@@ -84,6 +87,9 @@ final class LockTargets {
     SessionCatalog catalog = session.sessionState().catalog();
     String db = parts.get(0);
     if (!catalog.databaseExists(db)) {
+      if (byNameWhenMissing()) {
+        return new Messages.LockTarget(db, null, null);
+      }
       throw new NoSuchDatabaseException(db);
     }
     return new Messages.LockTarget(catalog.getDatabaseMetadata(db).name(), null, null);
@@ -104,6 +110,9 @@ final class LockTargets {
     TableIdentifier ident = parts.size() == 1
         ? new TableIdentifier(parts.get(0))
         : new TableIdentifier(parts.get(1), Option.apply(parts.get(0)));
+    if (byNameWhenMissing() && !catalog.tableExists(ident)) {
+      return asWritten(catalog, parts);
+    }
     CatalogTable meta = catalog.getTableMetadata(ident); // NoSuchTable / NoSuchDatabase
     String db = meta.identifier().database().isDefined()
         ? meta.identifier().database().get()
@@ -111,7 +120,7 @@ final class LockTargets {
     String table = meta.identifier().table();
 
     List<String[]> normalized = normalizeSpec(meta, db, table);
-    if (!normalized.isEmpty()) {
+    if (!normalized.isEmpty() && !byNameWhenMissing()) {
       requireExistingPartition(catalog, db, table, normalized);
     }
     List<List<String>> partition = new ArrayList<>();
@@ -119,6 +128,26 @@ final class LockTargets {
       partition.add(Arrays.asList(kv[0], kv[1])); // a null value stays null
     }
     return new Messages.LockTarget(db, table, partition);
+  }
+
+  /**
+   * UNLOCK and SHOW LOCKS name what may be locked, not what exists: a lock can outlive its
+   * object (LOCK TABLE t; DROP TABLE t), and must stay removable and visible by name.
+   */
+  private boolean byNameWhenMissing() {
+    return statement.kind() != LockStatementCommand.Kind.LOCK;
+  }
+
+  /** A missing table as written: database defaulted, spec in the order given (no columns known). */
+  private Messages.LockTarget asWritten(SessionCatalog catalog, List<String> parts) {
+    String db = parts.size() == 2 ? parts.get(0) : catalog.getCurrentDatabase();
+    List<List<String>> partition = new ArrayList<>();
+    if (statement.partitionSpec() != null) {
+      for (String[] kv : statement.partitionSpec()) {
+        partition.add(Arrays.asList(kv[0], kv[1]));
+      }
+    }
+    return new Messages.LockTarget(db, parts.get(parts.size() - 1), partition);
   }
 
   /** A partition, or a partition prefix, must match at least one existing partition. */
