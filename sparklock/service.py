@@ -22,7 +22,8 @@ Reliability rules (nothing leaked, nothing unprotected):
   after a whole session timeout without a server, see ``zkclient``) or its manager was closed
   (``LockManager.close``, ``sparklock.managers.close_all``); the thread ends with the last one.
 * **Journal** (tests, audits): with ``SPARKLOCK_JOURNAL=<dir>`` (or :meth:`LockService.set_journal`)
-  every grant and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each.
+  every grant and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each
+  (a grant also with ``waited_ns``, the time it took to get the locks).
 """
 
 from __future__ import annotations
@@ -158,6 +159,7 @@ class LockService:
             return ""
         query_id = self._query_id(session, facts.get("executionId"))
         query = facts.get("sql") or plan.command
+        asked = time.monotonic_ns()
         with self._cancellable(session, facts) as cancel:
             held = get_manager(config).acquire(
                 requests,
@@ -172,11 +174,13 @@ class LockService:
         with self._guard:
             self._held[handle] = held
         if self._journal is not None:
+            granted = time.monotonic_ns()
             self._write_journal(
                 {
                     "ev": "held",
                     "handle": handle,
-                    "t": time.monotonic_ns(),
+                    "t": granted,
+                    "waited_ns": granted - asked,  # asking for the locks until granted
                     "session": session,
                     "root": facts.get("rootExecutionId"),
                     "execution": facts.get("executionId"),
