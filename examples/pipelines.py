@@ -21,6 +21,7 @@ error class, bad reads, partitions left wrong at the end, time spent waiting for
     python3 examples/pipelines.py                        # starts its own local ZooKeeper
     python3 examples/pipelines.py --quorum 127.0.0.1:2181  # or uses `python -m sparklock zookeeper`
 
+While it runs, ``python3 -m sparklock locks`` (plus ``--quorum`` if not the default) lists locks.
 Options: ``--seconds`` per run (60), ``--hours`` (4), ``--rows`` per hour (20000), ``--files`` per
 load (4), ``--only off|on``, ``--json PATH`` (the summaries, for tests).
 """
@@ -38,7 +39,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -131,7 +131,9 @@ class Pipeline:
         except Exception as e:  # noqa: BLE001 - counting failures is the point
             cls = error_class(e)
             self.tally.failed[cls] += 1
-            self.tally.first_error.setdefault(cls, str(e).strip().splitlines()[0][:300])
+            text = str(e)  # from where the class is named: past py4j's "error while calling"
+            start = max(text.find(cls), 0)
+            self.tally.first_error.setdefault(cls, text[start:].split("\n", 1)[0][:240])
             return None
 
     def check(self, rows: list, hours: list[str], per_hour: int) -> list[str]:
@@ -315,7 +317,13 @@ def run_once(drivers: list[Driver], label: str, opts, work: Path) -> dict:
     return {"label": label, "enabled": RUNS[label], "roles": roles, "wrong": final["wrong"]}
 
 
-def print_table(result: dict, opts, out=sys.stdout) -> None:
+LEGEND = """\
+missing rows: reads that saw an hour with fewer rows than every writer leaves (half-written, lost)
+mixed writes: reads that saw an hour with rows of two writes (or too many rows)
+lock wait: time the statements spent waiting for their locks, summed"""
+
+
+def print_table(result: dict, opts, work: Path, out=sys.stdout) -> None:
     roles = result["roles"]
     title = "locks OFF" if result["enabled"] == "false" else "locks ON (ZooKeeper manager)"
     print(
@@ -349,6 +357,8 @@ def print_table(result: dict, opts, out=sys.stdout) -> None:
                 f"{role} {r['failed'][cls]}" for role, r in roles.items() if cls in r["failed"]
             )
             print(f"  {n:5d}  {cls} ({who})", file=out)
+            example = next(r["first_error"][cls] for r in roles.values() if cls in r["failed"])
+            print(f"         e.g. {example.replace(str(work), '<tmp>')}", file=out)
     else:
         print("failed by error class: none", file=out)
     wrong = result["wrong"]
@@ -370,7 +380,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--quorum", help="use this ZooKeeper instead of starting a local one")
     ap.add_argument("--json", type=Path, help="also write the summaries here")
     ap.add_argument("--driver", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--namespace", help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--namespace",
+        default="hive_zookeeper_namespace",
+        help="root znode (default: the one of `python -m sparklock locks`)",
+    )
     ap.add_argument("--warehouse", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
     opts.hour_names = [f"{h:02d}" for h in range(opts.hours)]
@@ -392,15 +406,15 @@ def main(argv=None) -> int:
             server = ZooKeeperServer(work / "zookeeper").start()
             quorum = server.address
         print(f"ZooKeeper {quorum}; starting {len(ROLES)} Spark drivers ({work})", flush=True)
-        namespace = f"sparklock_pipelines_{uuid.uuid4().hex[:8]}"
-        drivers = [Driver(role, quorum, namespace, work) for role in ROLES]
+        drivers = [Driver(role, quorum, opts.namespace, work) for role in ROLES]
         for d in drivers:
             d.answer(300)
         results = []
         for label in RUNS:
             if opts.only in (None, label):
                 results.append(run_once(drivers, label, opts, work))
-                print_table(results[-1], opts)
+                print_table(results[-1], opts, work)
+        print(f"\n{LEGEND}")
         if opts.json:
             opts.json.write_text(json.dumps(results, indent=1))
         return 0
