@@ -132,8 +132,10 @@ class Pipeline:
             cls = error_class(e)
             self.tally.failed[cls] += 1
             text = str(e)  # from where the class is named: past py4j's "error while calling"
-            start = max(text.find(cls), 0)
-            self.tally.first_error.setdefault(cls, text[start:].split("\n", 1)[0][:240])
+            at = text.find(cls)
+            if at > 0 and text[at - 1] == "[":
+                at -= 1
+            self.tally.first_error.setdefault(cls, text[max(at, 0) :].split("\n", 1)[0][:240])
             return None
 
     def check(self, rows: list, hours: list[str], per_hour: int) -> list[str]:
@@ -156,14 +158,18 @@ class Pipeline:
             f"CREATE TABLE {db}.events (id BIGINT, batch BIGINT, hr STRING) USING parquet "
             f"PARTITIONED BY (hr) LOCATION '{cmd['location']}'"
         )
-        if cmd["first"]:
-            for h in cmd["hours"]:
-                spark.sql(self.load_sql(db, h, 0, cmd["rows"], cmd["files"]))
+        if cmd["first"]:  # every hour at once: batch 0
+            hours = ", ".join(f"('{h}')" for h in cmd["hours"])
+            spark.sql(
+                f"INSERT INTO {db}.events SELECT id, 0 AS batch, h.hr "
+                f"FROM range(0, {cmd['rows']}, 1, {cmd['files']}) "
+                f"CROSS JOIN (VALUES {hours}) AS h(hr)"
+            )
         else:
             spark.sql(f"MSCK REPAIR TABLE {db}.events")
         spark.sql(f"CREATE TABLE {db}.compaction_stage (id BIGINT, batch BIGINT) USING parquet")
-        spark.sql(self.report_sql(db)).collect()  # warm up (the first run would be slower)
-        return {"partitions": spark.sql(f"SHOW PARTITIONS {db}.events").count()}
+        warm = spark.sql(self.report_sql(db)).collect()  # warm up (the first run would be slower)
+        return {"hours": len(warm)}
 
     @staticmethod
     def load_sql(db: str, hour: str, batch: int, rows: int, files: int) -> str:
@@ -293,13 +299,19 @@ class Driver:
         return self.answer(timeout)
 
     def close(self) -> None:
+        """Ask the driver to stop Spark and exit (then :meth:`wait_closed`)."""
         if self.proc.poll() is None:
             try:
                 self.send("exit")
-                self.proc.wait(60)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait(30)
+            except OSError:
+                pass
+
+    def wait_closed(self) -> None:
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(30)
 
 
 def run_once(drivers: list[Driver], label: str, opts, work: Path) -> dict:
@@ -307,8 +319,12 @@ def run_once(drivers: list[Driver], label: str, opts, work: Path) -> dict:
     db = f"pipelines_{label}"
     common = {"db": db, "hours": opts.hour_names, "rows": opts.rows, "files": opts.files}
     location = str(work / "shared" / db / "events")
-    for i, d in enumerate(drivers):  # the loader creates and fills; the others find its files
-        d.call("setup", enabled=RUNS[label], location=location, first=i == 0, **common)
+    setup = {"enabled": RUNS[label], "location": location, **common}
+    drivers[0].call("setup", first=True, **setup)  # the loader creates and fills the table
+    for d in drivers[1:]:  # the others find its files
+        d.send("setup", first=False, **setup)
+    for d in drivers[1:]:
+        d.answer(300)
     deadline = time.time() + opts.seconds
     for i, d in enumerate(drivers):
         d.send("run", role=d.role, deadline=deadline, seed=i + 1, **common)
@@ -407,8 +423,10 @@ def main(argv=None) -> int:
             quorum = server.address
         print(f"ZooKeeper {quorum}; starting {len(ROLES)} Spark drivers ({work})", flush=True)
         drivers = [Driver(role, quorum, opts.namespace, work) for role in ROLES]
+        started = time.monotonic()
         for d in drivers:
             d.answer(300)
+        print(f"drivers ready after {time.monotonic() - started:.0f} s", flush=True)
         results = []
         for label in RUNS:
             if opts.only in (None, label):
@@ -421,6 +439,8 @@ def main(argv=None) -> int:
     finally:
         for d in drivers:
             d.close()
+        for d in drivers:
+            d.wait_closed()
         if server is not None:
             server.cleanup()
         if os.environ.get("SPARKLOCK_PIPELINES_KEEP"):
