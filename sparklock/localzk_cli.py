@@ -57,7 +57,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     previous = {
         sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)
     }
-    server = ZooKeeperServer(data_dir=args.data_dir, port=args.port or None)
+    data_dir = args.data_dir.resolve() if args.data_dir else None
+    server = ZooKeeperServer(data_dir=data_dir, port=args.port or None)
     try:
         try:
             server.start(wait=False)
