@@ -91,6 +91,15 @@ def error_class(e: BaseException) -> str:
     return m.group(1) if m else type(e).__name__
 
 
+def bad_hours(rows: list, hours: list[str], per_hour: int) -> tuple[list[str], list[str]]:
+    """(hours with fewer rows than ``per_hour``, hours with rows of two writes or too many) of a
+    per-hour report: rows of (hr, row count, distinct batches)."""
+    seen = {r[0]: (r[1], r[2]) for r in rows}
+    missing = [h for h in hours if seen.get(h, (0, 0))[0] < per_hour]
+    mixed = [h for h in hours if h in seen and (seen[h][0] > per_hour or seen[h][1] > 1)]
+    return missing, mixed
+
+
 class Pipeline:
     """One driver: a local Spark session with sparklock on the ZooKeeper manager."""
 
@@ -140,13 +149,12 @@ class Pipeline:
 
     def check(self, rows: list, hours: list[str], per_hour: int) -> list[str]:
         """Check (hr, rows, batches) rows against the invariant; count the bad read."""
-        seen = {r[0]: (r[1], r[2]) for r in rows}
-        missing = [h for h in hours if seen.get(h, (0, 0))[0] < per_hour]
-        mixed = [h for h in hours if h in seen and (seen[h][0] > per_hour or seen[h][1] > 1)]
+        missing, mixed = bad_hours(rows, hours, per_hour)
         self.tally.reads_checked += 1
         self.tally.missing_rows += bool(missing)
         self.tally.mixed_writes += bool(mixed)
-        return [f"hr={h}: {seen.get(h, (0, 0))[0]} rows" for h in sorted({*missing, *mixed})]
+        seen = {r[0]: r[1] for r in rows}
+        return [f"hr={h}: {seen.get(h, 0)} rows" for h in sorted({*missing, *mixed})]
 
     # -- the shared tables ----------------------------------------------------------------------
     def setup(self, cmd: dict) -> dict:

@@ -7,6 +7,7 @@ figures are printed, not asserted; the locked run must be clean.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +19,33 @@ import pytest
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = os.environ.get("SPARKLOCK_PIPELINES_SECONDS", "8")
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("pipelines", REPO / "examples" / "pipelines.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_invariant_check_and_error_classes_are_not_vacuous():
+    """What the runs count: short, empty, missing and mixed hours; Spark's error class inside a
+    failed job's Java trace, sparklock's codes, else the Java exception's name."""
+    pipelines = load_example()
+    hours = ["00", "01", "02", "03"]
+    rows = [("00", 10, 1), ("01", 4, 1), ("02", 10, 2), ("03", 0, 0)]
+    assert pipelines.bad_hours(rows, hours, 10) == (["01", "03"], ["02"])
+    assert pipelines.bad_hours(rows[:1], ["00", "09"], 10) == (["09"], [])
+    assert pipelines.bad_hours([("00", 12, 1)], ["00"], 10) == ([], ["00"])
+    assert pipelines.bad_hours([("00", 10, 1)], ["00"], 10) == ([], [])
+    trace = (
+        "An error occurred while calling o93.collectToPython.\n: org.apache.spark.SparkException: "
+        "Job aborted due to stage failure: ... [FAILED_READ_FILE.FILE_NOT_EXIST] Encountered error"
+    )
+    assert pipelines.error_class(Exception(trace)) == "FAILED_READ_FILE.FILE_NOT_EXIST"
+    assert pipelines.error_class(Exception("LOCK_CONFLICT: could not acquire")) == "LOCK_CONFLICT"
+    java = "An error occurred while calling o48.sql.\n: java.io.FileNotFoundException: File x"
+    assert pipelines.error_class(Exception(java)) == "FileNotFoundException"
 
 
 def test_locked_run_has_no_failure_and_no_bad_read(tmp_path):
