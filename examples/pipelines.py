@@ -382,7 +382,9 @@ def print_table(result: dict, opts, work: Path, out=sys.stdout) -> None:
             )
             print(f"  {n:5d}  {cls} ({who})", file=out)
             example = next(r["first_error"][cls] for r in roles.values() if cls in r["failed"])
-            print(f"         e.g. {example.replace(str(work), '<tmp>')}", file=out)
+            example = example.replace(str(work), "<tmp>")
+            example = example if len(example) <= 110 else example[:107] + "..."
+            print(f"         e.g. {example}", file=out)
     else:
         print("failed by error class: none", file=out)
     wrong = result["wrong"]
