@@ -22,7 +22,8 @@ error class, bad reads, partitions left wrong at the end, time spent waiting for
     python3 examples/pipelines.py --quorum 127.0.0.1:2181  # or uses `python -m sparklock zookeeper`
 
 While it runs, ``python3 -m sparklock locks`` (plus ``--quorum`` if not the default) lists locks.
-Options: ``--seconds`` per run (60), ``--hours`` (4), ``--rows`` per hour (20000), ``--files`` per
+Options: ``--seconds`` per run (60), ``--warmup`` (15: an uncounted locked run first, so that
+neither counted run has cold JVMs), ``--hours`` (4), ``--rows`` per hour (20000), ``--files`` per
 load (4), ``--only off|on``, ``--json PATH`` (the summaries, for tests).
 """
 
@@ -322,23 +323,25 @@ class Driver:
             self.proc.wait(30)
 
 
-def run_once(drivers: list[Driver], label: str, opts, work: Path) -> dict:
-    """One run: fresh tables, every role for ``--seconds`` at once, then the end-state check."""
+def run_once(
+    drivers: list[Driver], label: str, enabled: str, seconds: float, opts, work: Path
+) -> dict:
+    """One run: fresh tables, every role for ``seconds`` at once, then the end-state check."""
     db = f"pipelines_{label}"
     common = {"db": db, "hours": opts.hour_names, "rows": opts.rows, "files": opts.files}
     location = str(work / "shared" / db / "events")
-    setup = {"enabled": RUNS[label], "location": location, **common}
+    setup = {"enabled": enabled, "location": location, **common}
     drivers[0].call("setup", first=True, **setup)  # the loader creates and fills the table
     for d in drivers[1:]:  # the others find its files
         d.send("setup", first=False, **setup)
     for d in drivers[1:]:
         d.answer(300)
-    deadline = time.time() + opts.seconds
+    deadline = time.time() + seconds
     for i, d in enumerate(drivers):
         d.send("run", role=d.role, deadline=deadline, seed=i + 1, **common)
-    roles = {d.role: d.answer(opts.seconds + 600) for d in drivers}
+    roles = {d.role: d.answer(seconds + 600) for d in drivers}
     final = drivers[-1].call("final", **common)
-    return {"label": label, "enabled": RUNS[label], "roles": roles, "wrong": final["wrong"]}
+    return {"label": label, "enabled": enabled, "roles": roles, "wrong": final["wrong"]}
 
 
 LEGEND = """\
@@ -399,6 +402,9 @@ def print_table(result: dict, opts, work: Path, out=sys.stdout) -> None:
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60, help="length of each run (60)")
+    ap.add_argument(
+        "--warmup", type=float, default=15, help="uncounted run first, warms the JVMs (15)"
+    )
     ap.add_argument("--hours", type=int, default=4, help="hourly partitions (4)")
     ap.add_argument("--rows", type=int, default=20000, help="rows per hour (20000)")
     ap.add_argument("--files", type=int, default=4, help="files per hourly load (4)")
@@ -437,10 +443,13 @@ def main(argv=None) -> int:
         for d in drivers:
             d.answer(300)
         print(f"drivers ready after {time.monotonic() - started:.0f} s", flush=True)
+        if opts.warmup > 0:  # so that the first run is not the one with cold JVMs
+            print(f"warm-up: {opts.warmup:g} s with locks on, not counted", flush=True)
+            run_once(drivers, "warmup", "true", opts.warmup, opts, work)
         results = []
-        for label in RUNS:
+        for label, enabled in RUNS.items():
             if opts.only in (None, label):
-                results.append(run_once(drivers, label, opts, work))
+                results.append(run_once(drivers, label, enabled, opts.seconds, opts, work))
                 print_table(results[-1], opts, work)
         print(f"\n{LEGEND}")
         if opts.json:

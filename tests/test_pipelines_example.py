@@ -51,7 +51,7 @@ def test_invariant_check_and_error_classes_are_not_vacuous():
 def test_locked_run_has_no_failure_and_no_bad_read(tmp_path):
     out = tmp_path / "runs.json"
     cmd = [sys.executable, str(REPO / "examples" / "pipelines.py"), "--seconds", SECONDS]
-    cmd += ["--hours", "3", "--rows", "1000", "--files", "3", "--json", str(out)]
+    cmd += ["--warmup", "0", "--hours", "3", "--rows", "1000", "--files", "3", "--json", str(out)]
     done = subprocess.run(
         cmd,
         cwd=REPO,
