@@ -73,5 +73,6 @@ def test_locked_run_has_no_failure_and_no_bad_read(tmp_path):
     assert on["wrong"] == []
     # it really ran, under locks: every role ran statements and got locks, the report was read
     assert all(r["statements"] > 0 and r["lock_waits"] > 0 for r in roles.values()), roles
+    assert sum(r["lock_wait_s"] for r in roles.values()) > 0  # grants report their wait
     assert roles["reporter"]["reads_checked"] > 0
     assert "locks ON" in done.stdout and "failed by error class: none" in done.stdout
