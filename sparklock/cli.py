@@ -3,6 +3,7 @@
     python -m sparklock locks   [--object NAME]            # like SHOW LOCKS EXTENDED
     python -m sparklock release NAME                       # force-release every lock on NAME
     python -m sparklock stale   [--older-than 24h] [--apply]
+    python -m sparklock zookeeper [--port 2181] [--data-dir D]  # a local server, development only
 
 Connection settings are the Spark conf keys (``--conf spark.sparklock.zookeeper.quorum=h:2181``,
 or the ``--quorum``/``--namespace`` shorthands), parsed by the same code as in Spark, so a bad
@@ -16,6 +17,7 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 
+from . import localzk_cli
 from .config import SparkLockConfig, parse_duration
 from .errors import SparkLockError
 from .managers.zookeeper import ZooKeeperLockManager
@@ -133,12 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--older-than", default="24h", help="explicit-lock age (default 24h)")
     s.add_argument("--apply", action="store_true", help="remove what was found")
     s.set_defaults(run=cmd_stale)
+    localzk_cli.register(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None, out=None) -> int:
     out = out or sys.stdout
     args = build_parser().parse_args(argv)
+    if getattr(args, "standalone", None):  # subcommands that need no lock manager
+        return args.standalone(args, out)
     try:
         config = _config(args)
         with ZooKeeperLockManager(config) as manager:

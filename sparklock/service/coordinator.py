@@ -25,7 +25,8 @@ service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_
   after a whole session timeout without a server, see ``zkclient``) or its manager was closed
   (``LockManager.close``, ``sparklock.managers.close_all``); the thread ends with the last one.
 * **Journal** (tests, audits): with ``SPARKLOCK_JOURNAL=<dir>`` (or :meth:`LockService.set_journal`)
-  every grant and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each.
+  every grant and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each
+  (a grant also with ``waited_ns``, the time it took to get the locks).
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class LockService:
         query_id = self._query_id(session, facts.execution_id)
         query = facts.sql or plan.command
         scope = {"jobGroup": facts.job_group, "jobTags": facts.job_tags}  # as a LOCK request's
+        asked = time.monotonic_ns()
         with self._waits.cancellable(session, scope) as cancel:
             held = get_manager(config).acquire(
                 requests,
@@ -104,11 +106,13 @@ class LockService:
         with self._guard:
             self._held[handle] = held
         if self._journal.on:
+            granted = time.monotonic_ns()
             self._journal.record(
                 {
                     "ev": "held",
                     "handle": handle,
-                    "t": time.monotonic_ns(),
+                    "t": granted,
+                    "waited_ns": granted - asked,  # asking for the locks until granted
                     "session": session,
                     "root": facts.root_execution_id,
                     "execution": facts.execution_id,
