@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import threading
 
+from sparklock.facts import Facts, parse_facts
 from sparklock.service import LockService
 
 CONF = {"spark.sparklock.lock.numRetries": "100", "spark.sparklock.lock.retryInterval": "20ms"}
 
 
-def writer(session: str, execution: str) -> dict:
-    return {
-        "session": session,
-        "executionId": execution,
-        "sql": "INSERT INTO journal_t",
-        "conf": CONF,
-        "writes": [
-            {"kind": "table", "catalog": "spark_catalog", "database": "default", "table": "jt"}
-        ],
-    }
+def writer(session: str, execution: str) -> Facts:
+    return parse_facts(
+        {
+            "session": session,
+            "executionId": execution,
+            "sql": "INSERT INTO journal_t",
+            "conf": CONF,
+            "writes": [
+                {"kind": "table", "catalog": "spark_catalog", "database": "default", "table": "jt"}
+            ],
+        }
+    )
 
 
 def test_grant_records_the_wait_behind_a_holder():
