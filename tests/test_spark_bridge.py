@@ -7,7 +7,6 @@ over py4j to ``PyLockCallback``, which records them (``recording()``) and hands 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -28,6 +27,7 @@ import sparklock  # noqa: E402
 from sparklock import facts as facts_contract  # noqa: E402
 from sparklock.service import get_service  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
+from tests.support.contract import assert_records_match  # noqa: E402
 from tests.support.locks import held  # noqa: E402
 from tests.support.spark import SparkSpec  # noqa: E402
 
@@ -119,12 +119,7 @@ CONTRACT = {
 
 
 def test_java_records_and_python_dataclasses_name_the_same_fields(spark):
-    reflection = spark.sparkContext._jvm.py4j.reflection.ReflectionUtil
-    for java_name, cls in CONTRACT.items():
-        record = reflection.classForName("io.sparklock.shim." + java_name)
-        java = [c.getName() for c in record.getRecordComponents()]
-        python = [facts_contract.wire_name(f.name) for f in dataclasses.fields(cls)]
-        assert java == python, java_name
+    assert_records_match(spark, CONTRACT)
 
 
 def test_facts_round_trip_through_the_dataclasses(spark, tmp_path):

@@ -9,7 +9,6 @@ session for the module, parquet tables in a temporary warehouse, the default emb
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -21,6 +20,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from sparklock import messages  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
+from tests.support.contract import assert_records_match  # noqa: E402
 from tests.support.spark import SparkSpec  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
@@ -453,12 +453,7 @@ MESSAGES = {
 
 
 def test_java_records_and_python_dataclasses_name_the_same_fields(spark):
-    reflection = spark.sparkContext._jvm.py4j.reflection.ReflectionUtil
-    for java_name, cls in MESSAGES.items():
-        record = reflection.classForName("io.sparklock.shim." + java_name)
-        java = [c.getName() for c in record.getRecordComponents()]
-        python = [messages.wire_name(f.name) for f in dataclasses.fields(cls)]
-        assert java == python, java_name
+    assert_records_match(spark, MESSAGES)
 
 
 def test_python_shows_every_column_the_jvm_asks_for(spark):
