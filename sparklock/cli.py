@@ -3,6 +3,8 @@
     python -m sparklock locks   [--object NAME]            # like SHOW LOCKS EXTENDED
     python -m sparklock release NAME                       # force-release every lock on NAME
     python -m sparklock stale   [--older-than 24h] [--apply]
+    python -m sparklock thriftserver   [--host H] [--port P] [--hive] [--conf k=v]...  # servers:
+    python -m sparklock connect-server [--host H] [--port P] [--conf k=v]...           # see below
 
 Connection settings are the Spark conf keys (``--conf spark.sparklock.zookeeper.quorum=h:2181``,
 or the ``--quorum``/``--namespace`` shorthands), parsed by the same code as in Spark, so a bad
@@ -133,12 +135,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--older-than", default="24h", help="explicit-lock age (default 24h)")
     s.add_argument("--apply", action="store_true", help="remove what was found")
     s.set_defaults(run=cmd_stale)
+    _add_servers(sub)
     return p
+
+
+def _add_servers(sub) -> None:
+    """The Spark servers (sparklock.servers): they run a Spark driver, not a ZooKeeper tool."""
+    from .servers import connect, thrift
+
+    thrift.add_parser(sub)
+    connect.add_parser(sub)
 
 
 def main(argv: Sequence[str] | None = None, out=None) -> int:
     out = out or sys.stdout
     args = build_parser().parse_args(argv)
+    if getattr(args, "run_server", None) is not None:
+        return args.run_server(args)
     try:
         config = _config(args)
         with ZooKeeperLockManager(config) as manager:

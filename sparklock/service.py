@@ -49,7 +49,14 @@ from .policy import requests_for
 log = logging.getLogger("sparklock")
 
 BASIC_COLUMNS = ["name", "mode"]
-EXTENDED_COLUMNS = BASIC_COLUMNS + ["query_id", "lock_time", "lock_type", "query_string", "client"]
+EXTENDED_COLUMNS = BASIC_COLUMNS + [
+    "query_id",
+    "lock_time",
+    "lock_type",
+    "query_string",
+    "client",
+    "user",
+]
 
 
 @functools.lru_cache(maxsize=64)
@@ -75,7 +82,14 @@ def info_row(info: LockInfo, extended: bool) -> list[str]:
     row = [info.name, info.mode.value]
     if extended:
         d = info.data
-        row += [d.query_id, str(d.lock_time_ms), d.lock_type.value, d.query_string, d.client]
+        row += [
+            d.query_id,
+            str(d.lock_time_ms),
+            d.lock_type.value,
+            d.query_string,
+            d.client,
+            d.user,
+        ]
     return row
 
 
@@ -139,6 +153,9 @@ class LockService:
         self._unreleased: dict[str, HeldLocks] = {}
         self._retrier: threading.Thread | None = None
         self._journal: Callable[[dict], None] | None = None
+        #: Told of every LOCK TABLE grant (session, held, config): sparklock.servers uses it to
+        #: release a closed session's explicit locks.
+        self._explicit_observer: Callable[[str, HeldLocks, SparkLockConfig], None] | None = None
         journal_dir = os.environ.get("SPARKLOCK_JOURNAL")
         if journal_dir:
             self.set_journal(journal_dir)
@@ -167,6 +184,8 @@ class LockService:
                 settings=config.lock,
                 cancel=cancel,
                 with_ancestors=False,  # the lock set above already has them
+                client=facts.get("clientAddress") or None,
+                user=str(facts.get("user") or ""),
             )
         handle = f"{query_id}#{next(self._ids)}"
         with self._guard:
@@ -244,6 +263,12 @@ class LockService:
         if count:
             log.info("sparklock: %s ended %d lock wait(s)", reason, count)
         return count
+
+    def observe_explicit(
+        self, observer: Callable[[str, HeldLocks, SparkLockConfig], None] | None
+    ) -> None:
+        """``observer(session, held, config)`` runs after every LOCK TABLE grant (None: stop)."""
+        self._explicit_observer = observer
 
     def waiting(self) -> int:
         """Acquisitions in progress (waiting for or taking their locks)."""
@@ -442,7 +467,7 @@ class LockService:
                 mode = LockMode.parse(str(request.get("mode", "")))
                 session = str(request.get("session") or "")
                 with self._cancellable(session, request) as cancel:
-                    get_manager(config).acquire(
+                    held = get_manager(config).acquire(
                         [LockRequest(obj, mode)],
                         owner=session,
                         query_id=self._query_id(session, "lock"),
@@ -450,7 +475,11 @@ class LockService:
                         lock_type=LockType.EXPLICIT,
                         settings=config.lock,
                         cancel=cancel,
+                        client=request.get("clientAddress") or None,
+                        user=str(request.get("user") or ""),
                     )
+                if self._explicit_observer is not None:
+                    self._explicit_observer(session, held, config)
             return [], []
         if statement == "UNLOCK":
             if config.enabled:

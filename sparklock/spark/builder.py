@@ -42,10 +42,18 @@ def configure(builder: Any) -> Any:
         raise SparkLockSetupError(
             f"sparklock.configure expects a pyspark SparkSession.Builder, got {type(builder)!r}"
         )
-    if options.get("spark.remote") or options.get("spark.api.mode") == "connect":
+    remote = str(options.get("spark.remote") or "")
+    in_process = remote.startswith("local")  # remote("local[2]"): a Connect server in-process
+    if (remote and not in_process) or (options.get("spark.api.mode") == "connect" and not remote):
         raise SparkLockSetupError(
-            "sparklock needs a classic (JVM) Spark session; Spark Connect is not supported"
+            "sparklock is installed in the driver that runs the statements: start a Connect "
+            "server with `python -m sparklock connect-server` and connect to it with "
+            "SparkSession.builder.remote('sc://host:port'), or use remote('local[...]')"
         )
+    if in_process:
+        from ..servers.connect import connect_conf
+
+        connect_conf(options)
     jar = str(shim.jar_path())
     builder.config("spark.jars", _append(options.get("spark.jars"), jar))
     builder.config(
@@ -58,13 +66,30 @@ def configure(builder: Any) -> Any:
     def getOrCreate():  # noqa: N802 - pyspark's name
         _ensure_loadable(jar)
         session = original()
-        attach(session)
+        if in_process:
+            _attach_in_process_connect()
+        else:
+            attach(session)
         return session
 
     getOrCreate._sparklock_wrapped = True  # type: ignore[attr-defined]
     getOrCreate.__doc__ = original.__doc__
     builder.getOrCreate = getOrCreate
     return builder
+
+
+def _attach_in_process_connect() -> None:
+    """``remote("local[...]")``: pyspark started a classic driver hosting the Connect service in
+    this process; attach the lock service to it and mark it as serving Connect sessions."""
+    from pyspark.sql.session import SparkSession as ClassicSession
+
+    from ..servers.connect import serve_connect
+
+    classic = ClassicSession._instantiatedSession
+    if classic is None:
+        raise SparkLockSetupError("remote('local[...]') started no Spark driver in this process")
+    attach(classic)
+    serve_connect(classic)
 
 
 def _ensure_loadable(jar: str) -> None:

@@ -25,6 +25,9 @@ from ..errors import SparkLockError
 
 log = logging.getLogger("sparklock")
 
+#: Requests of the JVM's ServerSessions (Thrift / Connect servers), see sparklock.servers.
+SERVER_STATEMENTS = frozenset({"CANCEL_WAITS", "SESSION_CLOSED"})
+
 
 def _service():
     from ..service import get_service
@@ -74,7 +77,12 @@ class PyLockCallback:
 
     def command(self, request_json: str) -> str:
         def run() -> dict:
-            columns, rows = _service().command(json.loads(request_json))
+            request = json.loads(request_json)
+            if request.get("statement") in SERVER_STATEMENTS:  # sent by a server's JVM
+                from ..servers.sessions import server_command
+
+                return {"ok": True, "columns": [], "rows": [], **server_command(request)}
+            columns, rows = _service().command(request)
             return {"ok": True, "columns": list(columns), "rows": [list(r) for r in rows]}
 
         return self._answer("command", run)

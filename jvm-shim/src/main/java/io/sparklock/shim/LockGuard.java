@@ -424,6 +424,7 @@ public final class LockGuard {
     }
     tags.sort(null);
     facts.put("jobTags", tags);
+    ServerSessions.addIdentity(facts, c.session, sc); // user, clientAddress
     return facts;
   }
 }

@@ -63,7 +63,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
       Arrays.asList("name", "mode"));
   public static final List<String> EXTENDED_COLUMNS = Collections.unmodifiableList(
       Arrays.asList(
-          "name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client"));
+          "name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client",
+          "user"));
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String SESSION_CATALOG = CatalogManager.SESSION_CATALOG_NAME();
@@ -194,6 +195,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
         request.put("sql", sqlText);
         request.set("object", resolveObject(session));
         putCancelScope(classic(session).sparkContext(), request);
+        ServerSessions.addIdentity(request, session, classic(session).sparkContext());
         command(session, request);
         rows = Collections.emptyList();
         break;
