@@ -8,6 +8,7 @@ import signal
 import subprocess
 
 import pytest
+from kazoo.exceptions import NoNodeError
 
 from tests.support.servers import (
     ServerProcess,
@@ -26,10 +27,17 @@ def lock_nodes(zk, namespace: str) -> list[tuple[str, str]]:
     found = []
 
     def walk(path: str) -> None:
-        for child in zk.get_children(path):
+        try:
+            children = zk.get_children(path)
+        except NoNodeError:  # removed while we looked
+            return
+        for child in children:
             full = f"{path}/{child}"
             if child.startswith("LOCK-"):
-                found.append((full, zk.get(full)[0].decode()))
+                try:
+                    found.append((full, zk.get(full)[0].decode()))
+                except NoNodeError:
+                    pass
             else:
                 walk(full)
 

@@ -9,6 +9,7 @@ with ``newSession()`` share that JVM and need nothing more; so do other Python t
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import Any
 
 from ..errors import SparkLockError
@@ -65,7 +66,12 @@ def configure(builder: Any) -> Any:
 
     def getOrCreate():  # noqa: N802 - pyspark's name
         _ensure_loadable(jar)
-        session = original()
+        with warnings.catch_warnings():
+            # remote("local[...]"): the Connect client re-sends the builder's static options
+            # (spark.jars, spark.sql.extensions, ...) to its session and warns that it cannot set
+            # them; the in-process server was started with them.
+            warnings.filterwarnings("ignore", message="Failed to set spark", category=UserWarning)
+            session = original()
         if in_process:
             _attach_in_process_connect()
         else:

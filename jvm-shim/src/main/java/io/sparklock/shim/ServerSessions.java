@@ -145,7 +145,8 @@ public final class ServerSessions {
       if (uuid != null) {
         SPARK_SESSION_OF.put("connect:" + sessionId, uuid);
       }
-      return new Identity(user, CONNECT_CLIENTS.get(sessionId));
+      // A client that sends no user id (pyspark's remote("local[...]")) runs as the Spark user.
+      return new Identity(user.isEmpty() ? sc.sparkUser() : user, CONNECT_CLIENTS.get(sessionId));
     }
     return null;
   }
