@@ -142,8 +142,9 @@ def test_client_killed_leaves_no_lock(server, zk, clean, sql, locks_while_runnin
         wait_until(lambda: len(lock_nodes(zk, server.namespace)) >= locks_while_running, 90)
         client.kill()
         client.wait()
-        # the server notices the abandoned operation after its detached timeout (15s here)
-        wait_until(lambda: len(lock_nodes(zk, server.namespace)) == 1, 90)
+        # the server notices the abandoned operation within senderMaxStreamDuration (20s) +
+        # detachedTimeout (15s) + maintenanceInterval (5s), the connect-server's defaults
+        wait_until(lambda: len(lock_nodes(zk, server.namespace)) == 1, 150)
     finally:
         alice.stop()
 

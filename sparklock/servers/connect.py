@@ -20,9 +20,11 @@ log = logging.getLogger("sparklock")
 DEFAULT_PORT = 15002
 CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 
-#: Defaults so that a vanished client's statement is noticed in seconds, not minutes (a running
-#: operation nobody reattaches to is interrupted after the detached timeout).
+#: Defaults so that a vanished client's statement is noticed in under a minute, not minutes (a
+#: response stream is closed after senderMaxStreamDuration and the client reattaches; an operation
+#: nobody reattaches to is interrupted after the detached timeout, releasing its locks).
 CONNECT_DEFAULTS = {
+    "spark.connect.execute.reattachable.senderMaxStreamDuration": "20s",
     "spark.connect.execute.manager.detachedTimeout": "15s",
     "spark.connect.execute.manager.maintenanceInterval": "5s",
 }
