@@ -23,14 +23,21 @@ PROMPT = re.compile(r"^\d+: jdbc:\S+> ")
 class ServerProcess:
     """One ``python -m sparklock <kind>`` process; ``url`` once it printed its ready line."""
 
-    def __init__(self, kind: str, conf: dict[str, str], workdir: Path, *extra: str) -> None:
+    def __init__(
+        self,
+        kind: str,
+        conf: dict[str, str],
+        workdir: Path,
+        *extra: str,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.kind = kind
         self.port = free_port()
         self.workdir = workdir
         args = [sys.executable, "-m", "sparklock", kind, "--port", str(self.port), *extra]
         for k, v in conf.items():
             args += ["--conf", f"{k}={v}"]
-        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        env = {**os.environ, **(env or {}), "PYTHONPATH": str(REPO)}
         self.log = open(workdir / f"{kind}-{self.port}.log", "w")  # noqa: SIM115 - kept open
         self.proc = subprocess.Popen(
             args,
