@@ -62,11 +62,11 @@ public final class JdbcLoad {
         Random rng = new Random(seed + n);
         try (Connection c = DriverManager.getConnection(url, "user" + n, "")) {
           try (Statement s = c.createStatement()) {
-            s.execute("SET spark.sparklock.lock.numRetries=10"); // 10 x 200ms budget
+            s.execute("SET spark.sparklock.lock.numRetries=50"); // 50 x 200ms budget
           }
           while (System.nanoTime() < end) {
             String table = "t" + rng.nextInt(tables);
-            boolean writer = rng.nextInt(3) == 0;
+            boolean writer = rng.nextInt(4) == 0;
             boolean cancel = rng.nextInt(8) == 0;
             String sql = writer
                 ? "INSERT INTO " + table + " VALUES (" + n + ")"
