@@ -4,6 +4,8 @@
     python -m sparklock release NAME                       # force-release every lock on NAME
     python -m sparklock stale   [--older-than 24h] [--apply]
     python -m sparklock zookeeper [--port 2181] [--data-dir D]  # a local server, development only
+    python -m sparklock thriftserver   [--host H] [--port P] [--hive] [--conf k=v]...  # servers:
+    python -m sparklock connect-server [--host H] [--port P] [--conf k=v]...           # see below
 
 Connection settings are the Spark conf keys (``--conf spark.sparklock.zookeeper.quorum=h:2181``,
 or the ``--quorum``/``--namespace`` shorthands), parsed by the same code as in Spark, so a bad
@@ -136,7 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--apply", action="store_true", help="remove what was found")
     s.set_defaults(run=cmd_stale)
     localzk_cli.register(sub)
+    _add_servers(sub)
     return p
+
+
+def _add_servers(sub) -> None:
+    """The Spark servers (sparklock.servers): they run a Spark driver, not a ZooKeeper tool."""
+    from .servers import connect, thrift
+
+    thrift.add_parser(sub)
+    connect.add_parser(sub)
 
 
 def main(argv: Sequence[str] | None = None, out=None) -> int:
@@ -144,6 +155,8 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "standalone", None):  # subcommands that need no lock manager
         return args.standalone(args, out)
+    if getattr(args, "run_server", None) is not None:
+        return args.run_server(args)
     try:
         config = _config(args)
         with ZooKeeperLockManager(config) as manager:

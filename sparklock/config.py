@@ -158,6 +158,12 @@ KEYS: tuple[ConfigKey, ...] = (
         "List the files of the tables a statement reads again once its locks are granted, so "
         "it never reads a listing taken before the writer ahead of it committed.",
     ),
+    ConfigKey(
+        "spark.sparklock.explicit.onSessionClose",
+        "keep",
+        "What happens to a server session's LOCK TABLE locks when the session closes: keep "
+        "(Hive's behaviour) or release.",
+    ),
 )
 DEFAULTS = {k.key: k.default for k in KEYS}
 
@@ -220,6 +226,8 @@ class SparkLockConfig:
     escalation: Escalation = Escalation()
     #: Read by the JVM shim after a grant (FileListings); parsed here so a bad value is an error.
     refresh_listing: bool = True
+    #: ``keep`` or ``release``: a closed server session's explicit locks (sparklock.servers).
+    explicit_on_session_close: str = "keep"
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str] | None = None) -> SparkLockConfig:
@@ -281,6 +289,11 @@ class SparkLockConfig:
             escalation=Escalation.from_conf(v),
             refresh_listing=parse_bool(
                 "spark.sparklock.read.refreshListing", v["spark.sparklock.read.refreshListing"]
+            ),
+            explicit_on_session_close=parse_choice(
+                "spark.sparklock.explicit.onSessionClose",
+                v["spark.sparklock.explicit.onSessionClose"],
+                ("keep", "release"),
             ),
         )
 

@@ -180,6 +180,9 @@ class Facts:
     enclosing_handles: tuple[str, ...] = ()
     job_group: str | None = None
     job_tags: tuple[str, ...] = ()
+    #: who runs the statement: a server session's user and client address, else the Spark user
+    user: str | None = None
+    client_address: str | None = None
 
 
 # -- parsing: JSON → dataclasses ------------------------------------------------------------------

@@ -98,8 +98,11 @@ class LockTarget:
 
 @dataclass(frozen=True)
 class CommandRequest:
-    """SHOW LOCKS / LOCK / UNLOCK (BRIDGE.md "Command requests"). ``columns``: SHOW LOCKS's columns
-    to answer; ``job_group``/``job_tags``: what a cancellation of a LOCK wait matches."""
+    """SHOW LOCKS / LOCK / UNLOCK, and a server's CANCEL_WAITS / SESSION_CLOSED (BRIDGE.md
+    "Command requests"). ``columns``: SHOW LOCKS's columns to answer; ``job_group``/``job_tags``:
+    what a cancellation of a LOCK wait matches (CANCEL_WAITS: the waits to end); ``user`` /
+    ``client_address``: who asks (a server session's, else the Spark user); ``reason`` /
+    ``server_session``: why a server ends waits, and which of its sessions closed."""
 
     statement: str
     session: str = ""
@@ -110,6 +113,10 @@ class CommandRequest:
     sql: str | None = None
     job_group: str | None = None
     job_tags: list[str] | None = None
+    user: str | None = None
+    client_address: str | None = None
+    reason: str | None = None
+    server_session: str | None = None
 
     @classmethod
     def from_wire(cls, wire: str | Mapping[str, Any]) -> CommandRequest:
@@ -126,6 +133,10 @@ class CommandRequest:
             sql=d.get("sql"),
             job_group=d.get("jobGroup"),
             job_tags=d.get("jobTags"),
+            user=d.get("user"),
+            client_address=d.get("clientAddress"),
+            reason=d.get("reason"),
+            server_session=d.get("serverSession"),
         )
 
 

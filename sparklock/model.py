@@ -103,15 +103,21 @@ def _strip(value: object) -> str:
     return str(value if value is not None else "").replace(":", "")
 
 
+#: Marks the optional sixth field of the node data, the user (Hive reads five and ignores more).
+USER_FIELD_PREFIX = "u="
+
+
 @dataclass(frozen=True)
 class LockData:
-    """Hive's node data ``queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp``."""
+    """Hive's node data ``queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp``, plus
+    ``:u=<user>`` when the user is known (a field Hive's parser ignores)."""
 
     query_id: str
     lock_time_ms: int
     lock_type: LockType
     query_string: str = ""
     client: str = ""
+    user: str = ""
 
     @classmethod
     def now(
@@ -121,10 +127,18 @@ class LockData:
         query_string: str = "",
         client: str = "",
         max_query_length: int = MAX_QUERY_LENGTH,
+        user: str = "",
     ) -> LockData:
         """Lock data as stored: ``:`` stripped, whitespace folded, query abbreviated."""
         query = _strip(" ".join(query_string.split()))[:max_query_length]
-        return cls(_strip(query_id), int(time.time() * 1000), lock_type, query, _strip(client))
+        return cls(
+            _strip(query_id),
+            int(time.time() * 1000),
+            lock_type,
+            query,
+            _strip(client),
+            _strip(user),
+        )
 
     def encode(self) -> bytes:
         fields = [
@@ -134,6 +148,8 @@ class LockData:
             _strip(self.query_string),
             _strip(self.client),
         ]
+        if self.user:
+            fields.append(USER_FIELD_PREFIX + _strip(self.user))
         return ":".join(fields).encode("utf-8")
 
     @classmethod
@@ -144,6 +160,9 @@ class LockData:
         while len(parts) < 5:
             parts.append("")
         query_id, lock_time, lock_type, query = parts[:4]
+        user = ""
+        if len(parts) > 5 and parts[-1].startswith(USER_FIELD_PREFIX):
+            user = parts.pop()[len(USER_FIELD_PREFIX) :]
         client = ":".join(parts[4:])
         try:
             t = int(lock_time)
@@ -153,7 +172,7 @@ class LockData:
             lt = LockType(lock_type)
         except ValueError:
             lt = LockType.IMPLICIT
-        return cls(query_id, t, lt, query, client)
+        return cls(query_id, t, lt, query, client, user)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ def test_locks_lists_extended_columns(zk_server, zk_namespace, manager):
         owner="o",
         query_id="q-cli",
         query_string="INSERT INTO t",
+        user="alice",
     )
     code, out = run(zk_server, zk_namespace, "locks")
     assert code == 0
@@ -51,9 +52,14 @@ def test_locks_lists_extended_columns(zk_server, zk_namespace, manager):
         "lock_type",
         "query_string",
         "client",
+        "user",
     ]
     assert any(
-        ln.startswith("default@t@p=1") and "EXCLUSIVE" in ln and "q-cli" in ln for ln in lines
+        ln.startswith("default@t@p=1")
+        and "EXCLUSIVE" in ln
+        and "q-cli" in ln
+        and ln.split()[-1] == "alice"
+        for ln in lines
     )
     assert lines[-1] == "(3 locks)"
     code, out = run(zk_server, zk_namespace, "locks", "--object", "default@t@p=1")

@@ -164,3 +164,13 @@ def test_lock_mode_parse():
     assert LockMode.parse(" shared ") is S
     with pytest.raises(ValueError, match="SHARED or EXCLUSIVE"):
         LockMode.parse("READ")
+
+
+def test_lock_data_user_is_a_sixth_field_hive_ignores():
+    data = LockData.now("q1", LockType.IMPLICIT, "SELECT 1", "10.0.0.5", user="alice")
+    encoded = data.encode().decode()
+    assert encoded.split(":")[4:] == ["10.0.0.5", "u=alice"]  # Hive reads fields 0-4 only
+    assert LockData.decode(data.encode()) == data
+    without = LockData.now("q1", LockType.IMPLICIT, "SELECT 1", "10.0.0.5")
+    assert without.encode().decode().count(":") == 4  # Hive's five fields exactly
+    assert LockData.decode(without.encode()).user == ""

@@ -26,7 +26,16 @@ from tests.support.spark import SparkSpec  # noqa: E402
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
 
 BASIC = ["name", "mode"]
-EXTENDED = ["name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client"]
+EXTENDED = [
+    "name",
+    "mode",
+    "query_id",
+    "lock_time",
+    "lock_type",
+    "query_string",
+    "client",
+    "user",
+]
 
 # Partition values that need Hive's escaping, and the display names Hive gives them.
 ODD_VALUES = {
@@ -97,7 +106,9 @@ def test_lock_show_unlock_table_round_trip(spark):
     assert names(spark, "SHOW LOCKS") == [("default@plain", "SHARED")]
 
     [row] = rows(spark, "SHOW LOCKS plain EXTENDED")
-    name, mode, query_id, lock_time, lock_type, query_string, client = row
+    name, mode, query_id, lock_time, lock_type, query_string, client, user = row
+    # A PySpark program's user is its Spark user (the OS user unless SPARK_USER says otherwise).
+    assert user == spark.sparkContext.sparkUser()
     assert (name, mode, lock_type, query_string) == (
         "default@plain",
         "SHARED",

@@ -146,17 +146,23 @@ class LockManager(ABC):
         settings: LockSettings | None = None,
         cancel: threading.Event | None = None,
         with_ancestors: bool = True,
+        client: str | None = None,
+        user: str = "",
     ) -> HeldLocks:
         """Acquire a lock set all-or-nothing, in the global order, within the settings' budget.
 
         Implicit sets get SHARED on every ancestor; explicit ones (LOCK TABLE) lock exactly the
-        objects named. Raises :class:`LockConflictError` (nothing held) when the budget runs out.
+        objects named. ``client`` (default: this host's address) and ``user`` go into the lock
+        data (a server names its session's client and user). Raises
+        :class:`LockConflictError` (nothing held) when the budget runs out.
         """
         settings = settings or self.settings
         lock_set = build_lock_set(
             requests, with_ancestors=with_ancestors and lock_type is LockType.IMPLICIT
         )
-        data = LockData.now(query_id, lock_type, query_string, self.client_address)
+        data = LockData.now(
+            query_id, lock_type, query_string, client or self.client_address, user=user
+        )
         if not lock_set:
             return HeldLocks(owner, query_id, lock_type, [], self)
         waiter = _WaitReporter(query_id, settings)

@@ -74,6 +74,9 @@ class LockService:
         self._fencing = Fencing(is_running=lambda handle: self.held(handle) is not None)
         self._retrier = ReleaseRetrier()
         self._journal = Journal()
+        #: Told of every LOCK TABLE grant (session, held, config): sparklock.servers uses it to
+        #: release a closed session's explicit locks.
+        self._explicit_observer: Callable[[str, HeldLocks, SparkLockConfig], None] | None = None
 
     # -- implicit (statement) locks -----------------------------------------------------------
     def acquire(self, facts: Facts) -> str:
@@ -101,6 +104,8 @@ class LockService:
                 settings=config.lock,
                 cancel=cancel,
                 with_ancestors=False,  # the lock set above already has them
+                client=facts.client_address or None,
+                user=facts.user or "",
             )
         handle = f"{query_id}#{next(self._ids)}"
         with self._guard:
@@ -144,6 +149,12 @@ class LockService:
         ``cancelJobsWithTag``/``interruptAll`` (and so from Ctrl-C).
         """
         return self._waits.cancel(session=session, group=group, tag=tag, reason=reason)
+
+    def observe_explicit(
+        self, observer: Callable[[str, HeldLocks, SparkLockConfig], None] | None
+    ) -> None:
+        """``observer(session, held, config)`` runs after every LOCK TABLE grant (None: stop)."""
+        self._explicit_observer = observer
 
     def waiting(self) -> int:
         """Acquisitions in progress (waiting for or taking their locks)."""
@@ -261,7 +272,7 @@ class LockService:
                 session = request.session
                 scope = {"jobGroup": request.job_group, "jobTags": request.job_tags or []}
                 with self._waits.cancellable(session, scope) as cancel:
-                    get_manager(config).acquire(
+                    held = get_manager(config).acquire(
                         [LockRequest(obj, mode)],
                         owner=session,
                         query_id=self._query_id(session, "lock"),
@@ -269,7 +280,11 @@ class LockService:
                         lock_type=LockType.EXPLICIT,
                         settings=config.lock,
                         cancel=cancel,
+                        client=request.client_address or None,
+                        user=request.user or "",
                     )
+                if self._explicit_observer is not None:
+                    self._explicit_observer(session, held, config)
             return [], []
         if statement == "UNLOCK":
             if config.enabled:

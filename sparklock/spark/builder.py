@@ -9,6 +9,7 @@ with ``newSession()`` share that JVM and need nothing more; so do other Python t
 from __future__ import annotations
 
 import threading
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SparkLockError
@@ -49,9 +50,10 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
       service attached to its JVM (:func:`attach`).
 
     Lock settings are ordinary ``spark.sparklock.*`` keys on the builder (``.config(...)``, see
-    README's configuration table). Calling it twice is harmless. Raises
-    ``SPARKLOCK_SETUP_FAILED`` for anything but a classic pyspark builder (Spark Connect has no
-    JVM driver to install into).
+    README's configuration table). Calling it twice is harmless. ``remote("local[...]")`` works
+    (pyspark then starts a Connect server in this process, which gets the locks); a builder for a
+    remote Connect server (``remote("sc://...")``) raises ``SPARKLOCK_SETUP_FAILED``: the locks are
+    taken by the server's driver (``python -m sparklock connect-server``), not by a client.
     """
     from .. import shim
 
@@ -60,10 +62,18 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         raise SparkLockSetupError(
             f"sparklock.configure expects a pyspark SparkSession.Builder, got {type(builder)!r}"
         )
-    if options.get("spark.remote") or options.get("spark.api.mode") == "connect":
+    remote = str(options.get("spark.remote") or "")
+    in_process = remote.startswith("local")  # remote("local[2]"): a Connect server in-process
+    if (remote and not in_process) or (options.get("spark.api.mode") == "connect" and not remote):
         raise SparkLockSetupError(
-            "sparklock needs a classic (JVM) Spark session; Spark Connect is not supported"
+            "sparklock is installed in the driver that runs the statements: start a Connect "
+            "server with `python -m sparklock connect-server` and connect to it with "
+            "SparkSession.builder.remote('sc://host:port'), or use remote('local[...]')"
         )
+    if in_process:
+        from ..servers.connect import connect_conf
+
+        connect_conf(options)
     jar = str(shim.jar_path())
     builder.config("spark.jars", _append(options.get("spark.jars"), jar))
     builder.config(
@@ -75,14 +85,36 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
 
     def getOrCreate() -> SparkSession:  # noqa: N802 - pyspark's name
         _ensure_loadable(jar)
-        session = original()
-        attach(session)
+        with warnings.catch_warnings():
+            # remote("local[...]"): the Connect client re-sends the builder's static options
+            # (spark.jars, spark.sql.extensions, ...) to its session and warns that it cannot set
+            # them; the in-process server was started with them.
+            warnings.filterwarnings("ignore", message="Failed to set spark", category=UserWarning)
+            session = original()
+        if in_process:
+            _attach_in_process_connect()
+        else:
+            attach(session)
         return session
 
     getOrCreate._sparklock_wrapped = True  # type: ignore[attr-defined]
     getOrCreate.__doc__ = original.__doc__
     builder.getOrCreate = getOrCreate
     return builder
+
+
+def _attach_in_process_connect() -> None:
+    """``remote("local[...]")``: pyspark started a classic driver hosting the Connect service in
+    this process; attach the lock service to it and mark it as serving Connect sessions."""
+    from pyspark.sql.session import SparkSession as ClassicSession
+
+    from ..servers.connect import serve_connect
+
+    classic = ClassicSession._instantiatedSession
+    if classic is None:
+        raise SparkLockSetupError("remote('local[...]') started no Spark driver in this process")
+    attach(classic)
+    serve_connect(classic)
 
 
 def _ensure_loadable(jar: str) -> None:

@@ -26,6 +26,9 @@ from ..messages import Acquired, CommandRequest, Done, Rows, refused, to_json
 
 log = logging.getLogger("sparklock")
 
+#: Requests of the JVM's ServerSessions (Thrift / Connect servers), see sparklock.servers.
+SERVER_STATEMENTS = frozenset({"CANCEL_WAITS", "SESSION_CLOSED"})
+
 
 def _service():
     from ..service import get_service
@@ -79,7 +82,13 @@ class PyLockCallback:
 
     def command(self, request_json: str) -> str:
         def run() -> Rows:
-            columns, rows = _service().command(CommandRequest.from_wire(request_json))
+            request = CommandRequest.from_wire(request_json)
+            if request.statement in SERVER_STATEMENTS:  # sent by a server's JVM
+                from ..servers.sessions import server_command
+
+                server_command(request)
+                return Rows()
+            columns, rows = _service().command(request)
             return Rows(columns=list(columns), rows=[list(r) for r in rows])
 
         return self._answer("command", run)
@@ -213,8 +222,10 @@ def install_cancel_hooks() -> None:
     ``SparkSession.interruptAll()``           waits of that session
     ========================================  ======================================
 
-    Cancellations issued from JVM code (Scala, the Spark UI's kill link) do not pass here: such a
-    wait ends at its budget (``LOCK_CONFLICT``), holding nothing.
+    Cancellations issued from JVM code (Scala, the Spark UI's kill link) do not pass here: in a
+    server (``sparklock.servers``) the JVM interrupts the statement's thread and sends
+    ``CANCEL_WAITS`` itself (JDBC cancel, Connect interrupts, session end); elsewhere such a wait
+    ends at its budget (``LOCK_CONFLICT``), holding nothing.
 
     Called on the main thread, the original runs on a helper thread (see
     :func:`_off_main_thread`): that is what makes Ctrl-C during ``collect()`` cancel the jobs at all

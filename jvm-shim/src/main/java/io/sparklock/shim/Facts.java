@@ -29,12 +29,18 @@ public record Facts(
     List<FieldRef> fields,
     List<String> enclosingHandles,
     String jobGroup,
-    List<String> jobTags) {
+    List<String> jobTags,
+    String user,
+    String clientAddress) {
 
-  /** These facts with the job group and tags of the action's thread (what a cancel matches). */
-  public Facts withJobScope(String group, List<String> tags) {
+  /**
+   * These facts with what the action's thread tells: its job group and tags (what a cancel
+   * matches) and who runs it (the server session's user and client address; BRIDGE.md).
+   */
+  public Facts withCaller(String group, List<String> tags, ServerSessions.Identity caller) {
     return new Facts(session, executionId, rootExecutionId, sql, conf, currentDatabase, command,
-        commandClass, reads, writes, fields, enclosingHandles, group, tags);
+        commandClass, reads, writes, fields, enclosingHandles, group, tags, caller.user(),
+        caller.client());
   }
 
   /** Whether the facts name nothing at all (no reads, writes or fields): nothing to lock. */

@@ -76,7 +76,7 @@ public final class FactsExtractor {
     }
   }
 
-  /** The facts of a statement (no job scope yet: see {@link Facts#withJobScope}). */
+  /** The facts of a statement (no caller yet: see {@link Facts#withCaller}). */
   public static Facts facts(
       SparkSession session,
       LogicalPlan analyzed,
@@ -114,7 +114,9 @@ public final class FactsExtractor {
         fields,
         enclosingHandles == null ? List.of() : enclosingHandles,
         null,
-        List.of());
+        List.of(),
+        null,
+        null);
   }
 
   /** {@code SparkSession.sessionUUID} (classic sessions), or null. */

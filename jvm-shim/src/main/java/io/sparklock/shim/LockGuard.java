@@ -424,6 +424,8 @@ public final class LockGuard {
     SparkContext sc = node.sparkContext();
     List<String> tags = ScalaInterop.list(sc.getJobTags());
     tags.sort(null);
-    return facts.withJobScope(sc.getLocalProperty("spark.jobGroup.id"), tags);
+    // ... and who runs it: a Thrift/Connect server session's user and client, else the Spark user.
+    return facts.withCaller(sc.getLocalProperty("spark.jobGroup.id"), tags,
+        ServerSessions.identify(c.session, sc));
   }
 }

@@ -40,7 +40,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
       Arrays.asList("name", "mode"));
   public static final List<String> EXTENDED_COLUMNS = Collections.unmodifiableList(
       Arrays.asList(
-          "name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client"));
+          "name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client",
+          "user"));
 
   private final Kind kind;
   /** Table or database name parts as written; null for SHOW LOCKS of everything. */

@@ -47,9 +47,11 @@ final class LockStatementRunner {
     // A LOCK TABLE wait ends on a cancellation of its thread's job group or tags (BRIDGE.md).
     SparkContext sc = classic.sparkContext();
     List<String> tags = null;
+    ServerSessions.Identity caller = null;
     if (lock) {
       tags = new ArrayList<>(CollectionConverters.asJava(sc.getJobTags()));
       tags.sort(null);
+      caller = ServerSessions.identify(session, sc); // who owns an explicit lock
     }
     return new Messages.CommandRequest(
         statement.kind().name(),
@@ -60,7 +62,11 @@ final class LockStatementRunner {
         statement.lockMode(),
         lock ? statement.sqlText() : null,
         lock ? sc.getLocalProperty("spark.jobGroup.id") : null,
-        tags);
+        tags,
+        caller == null ? null : caller.user(),
+        caller == null ? null : caller.client(),
+        null,
+        null);
   }
 
   private static Messages.Rows command(SparkSession session, Messages.CommandRequest request) {

@@ -69,7 +69,19 @@ public final class Messages {
       String mode,
       String sql,
       String jobGroup,
-      List<String> jobTags) {}
+      List<String> jobTags,
+      String user,
+      String clientAddress,
+      String reason,
+      String serverSession) {
+
+    /** A server's request about its sessions (CANCEL_WAITS, SESSION_CLOSED), no SQL object. */
+    static CommandRequest ofServer(String statement, String session, String jobGroup,
+        List<String> jobTags, String reason, String serverSession) {
+      return new CommandRequest(statement, session, null, null, null, null, null, jobGroup,
+          jobTags, null, null, reason, serverSession);
+    }
+  }
 
   /** {@code value} as JSON text. */
   static String write(Object value) {

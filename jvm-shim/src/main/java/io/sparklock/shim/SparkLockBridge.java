@@ -143,7 +143,7 @@ public final class SparkLockBridge {
     try {
       switch (method) {
         case "acquire":
-          answer = cb.acquire(argument);
+          answer = InterruptibleCall.run(() -> cb.acquire(argument));
           break;
         case "release":
           answer = cb.release(argument);
@@ -152,7 +152,7 @@ public final class SparkLockBridge {
           answer = cb.explain(argument);
           break;
         case "command":
-          answer = cb.command(argument);
+          answer = InterruptibleCall.run(() -> cb.command(argument));
           break;
         default:
           throw new IllegalArgumentException(method);

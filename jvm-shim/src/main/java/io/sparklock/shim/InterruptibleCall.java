@@ -1,0 +1,65 @@
+package io.sparklock.shim;
+
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.Supplier;
+
+/**
+ * A call into Python that a thread interrupt can cancel (server sessions only).
+ *
+ * <p>A Thrift statement's cancel (JDBC {@code Statement.cancel()}, beeline Ctrl-C, its session
+ * closing or its client disconnecting) and a Connect interrupt interrupt the statement's JVM
+ * thread. A thread blocked inside a py4j call does not notice, so in a server the call runs on a
+ * helper thread while the statement thread waits interruptibly; on interrupt it asks Python to end
+ * the waits of its job group / job tags (ending in {@code LOCK_WAIT_CANCELLED}), then waits for
+ * the answer and keeps the interrupt flag. PySpark programs keep the direct call (their Python
+ * thread is paired with the JVM thread and has its own cancellation hooks).
+ */
+final class InterruptibleCall {
+  private static final ExecutorService CALLERS =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "sparklock-call");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private InterruptibleCall() {}
+
+  static String run(Supplier<String> call) {
+    if (!ServerSessions.serving()) {
+      return call.get();
+    }
+    Future<String> answer = CALLERS.submit(call::get);
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return answer.get();
+        } catch (InterruptedException e) {
+          if (!interrupted) {
+            interrupted = true;
+            ServerSessions.cancelWaitsOfThisThread(
+                "a cancellation of the statement (its thread was interrupted: JDBC cancel, "
+                    + "Connect interrupt, or its session closed)");
+          }
+        } catch (ExecutionException e) {
+          Throwable cause = e.getCause();
+          if (cause instanceof RuntimeException) {
+            throw (RuntimeException) cause;
+          }
+          if (cause instanceof Error) {
+            throw (Error) cause;
+          }
+          throw new RuntimeException(cause);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}

@@ -1,0 +1,6 @@
+"""sparklock as a server: a Spark Thrift Server (HiveServer2 protocol, beeline/JDBC) and a Spark
+Connect server, each one sparklock-configured driver whose sessions are lock owners.
+
+    python -m sparklock thriftserver   [--host H] [--port P] [--hive] [--conf key=value]...
+    python -m sparklock connect-server [--host H] [--port P] [--conf key=value]...
+"""
