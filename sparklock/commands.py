@@ -147,7 +147,7 @@ RULES: tuple[CommandRule, ...] = (
         Target("tableDesc", X),
     ),
     _rule(
-        "SaveAsV1TableCommand",
+        _COMMAND + "SaveAsV1TableCommand",
         "df.write.saveAsTable('t') (new table or overwrite)",
         Target("tableDesc", X),
     ),
