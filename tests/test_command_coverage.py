@@ -203,12 +203,15 @@ def test_function_and_procedure_listings_lock_nothing(fresh, statement):
 
 
 @pytest.mark.spark
-def test_show_functions_runs_while_the_database_is_locked_exclusive(fresh):
-    fresh.sql("LOCK DATABASE default EXCLUSIVE")
+def test_show_functions_runs_while_another_session_locks_the_database(fresh):
+    holder = fresh.newSession()  # a session's own explicit locks never block its statements
+    holder.sql("LOCK DATABASE default EXCLUSIVE")
+    fresh.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
     try:
         assert fresh.sql("SHOW USER FUNCTIONS").collect() == []
     finally:
-        fresh.sql("UNLOCK DATABASE default")
+        fresh.conf.unset("spark.sparklock.lock.numRetries")
+        holder.sql("UNLOCK DATABASE default")
 
 
 def _location(spark, table: str) -> str:
