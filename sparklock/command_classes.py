@@ -41,14 +41,18 @@ NO_LOCK: dict[str, str] = {
             "CreateFunction": _FUNCTIONS,
             "CreateUserDefinedFunction": _FUNCTIONS,
             "CreateVariable": "session variable: " + _SESSION,
-            "DeclareCursor": "SQL-script cursor: the query it declares is locked SHARED as a read",
+            "DeclareCursor": "SQL-script cursor declaration: holds its query as text, "
+            + _NO_CATALOG,
             "DescribeFunction": _FUNCTIONS,
             "DropFunction": _FUNCTIONS,
             "DropVariable": "session variable: " + _SESSION,
             "FetchCursor": "SQL-script cursor control: " + _NO_CATALOG,
             "NoopCommand": "what Spark runs for DROP/CREATE ... IF [NOT] EXISTS that has nothing "
             "to do",
-            "OpenCursor": "SQL-script cursor: the query it opens is locked SHARED as a read",
+            "OpenCursor": "SQL-script cursor control: "
+            + _NO_CATALOG
+            + " (that the query it opens is "
+            "locked as a read is not verified)",
             "RefreshFunction": _FUNCTIONS,
             "SetCatalogAndNamespace": "USE: " + _SESSION,
             "SetVariable": "SET VAR: " + _SESSION + " (a query it evaluates is locked as a read)",
@@ -70,7 +74,7 @@ NO_LOCK: dict[str, str] = {
             "DescribeFunctionCommand": _FUNCTIONS,
             "DescribeProcedureCommand": "procedures are not lock objects",
             "DescribeQueryCommand": "DESCRIBE QUERY: analyses its query for the schema only, no "
-            "data read (the query is text the facts do not see)",
+            "data read (its plan is unresolved: the facts cannot name what it reads)",
             "DropFunctionCommand": _FUNCTIONS,
             "DropTempViewCommand": "a temporary view lives in no catalog",
             "ExplainCommand": "EXPLAIN: plans its statement, never runs it",
