@@ -28,6 +28,8 @@ _DELTA = "org.apache.spark.sql.delta.commands."
 
 # What the write rule locks for the classes the JVM reports under "writes" (see ``policy``)
 _WRITE_RULE = "EXCLUSIVE on what it writes: the write rule"
+# A v2 write into a relation the JVM cannot report as a write falls back to its "table" field
+_V2_WRITE_RULE = _WRITE_RULE + "; the `table` target only if not reported as a write"
 
 
 @dataclass(frozen=True)
@@ -299,12 +301,18 @@ RULES: tuple[CommandRule, ...] = (
         "INSERT OVERWRITE DIRECTORY p STORED AS ...",
         note=_WRITE_RULE,
     ),
-    _rule(_LOGICAL + "AppendData", "INSERT INTO t (v2)", note=_WRITE_RULE),
-    _rule(_LOGICAL + "OverwriteByExpression", "INSERT OVERWRITE t (v2)", note=_WRITE_RULE),
+    _rule(_LOGICAL + "AppendData", "INSERT INTO t (v2)", Target("table", X), note=_V2_WRITE_RULE),
+    _rule(
+        _LOGICAL + "OverwriteByExpression",
+        "INSERT OVERWRITE t (v2)",
+        Target("table", X),
+        note=_V2_WRITE_RULE,
+    ),
     _rule(
         _LOGICAL + "OverwritePartitionsDynamic",
         "INSERT OVERWRITE t (v2, dynamic partitions)",
-        note=_WRITE_RULE,
+        Target("table", X),
+        note=_V2_WRITE_RULE,
     ),
     # Delta Lake (delta-spark), by their analysed command classes; field names as in
     # delta-io/delta (spark/src/main/scala/org/apache/spark/sql/delta/commands, io/delta/tables/

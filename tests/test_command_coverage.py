@@ -132,6 +132,14 @@ def test_v2_metadata_reads_are_shared(command, fields, expected):
     assert got == expected
 
 
+def test_v2_write_rows_fall_back_to_their_table_when_no_write_is_reported():
+    # The JVM reports an AppendData into a DataSourceV2Relation under "writes" (and no fields);
+    # a target it cannot report as a write keeps the old fail-safe lock through the row's field.
+    assert [r for r in policy("AppendData", tref("table", "t")) if r[0] != "default"] == [
+        ("default@t", "EXCLUSIVE")
+    ]
+
+
 # -- the findings on a real session ------------------------------------------------------------
 D = ("default", "SHARED")
 
