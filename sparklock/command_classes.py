@@ -101,8 +101,6 @@ NO_LOCK: dict[str, str] = {
     **_in(
         _SOURCES,
         {
-            "CreateTempViewUsing": "CREATE TEMPORARY VIEW ... USING: a temporary view lives in "
-            "no catalog (issue 16: the path it reads is not locked yet)",
             "RefreshResource": "REFRESH <path>: invalidates cached data only",
         },
     ),
@@ -153,8 +151,6 @@ FAIL_SAFE: dict[str, str] = {
             "RecoverPartitions": _V2_TWIN.format("ALTER TABLE RECOVER PARTITIONS"),
             "RenameColumn": "ALTER TABLE RENAME COLUMN (v2): " + _X_NAMED,
             "RenamePartitions": _V2_PARTS.format("ALTER TABLE RENAME PARTITION"),
-            "RenameTable": "v2 ALTER TABLE/VIEW RENAME: issue 16: locks only the old name, the "
-            "new name is not reported yet",
             "RepairTable": _V2_TWIN.format("MSCK REPAIR TABLE"),
             "ReplaceData": "row-level rewrite of v2 DELETE/UPDATE/MERGE: " + _X_NAMED,
             "ReplaceTable": "v2 REPLACE TABLE: " + _X_NAMED,
@@ -181,19 +177,11 @@ FAIL_SAFE: dict[str, str] = {
             "the database",
         },
     ),
-    **_in(
-        _SOURCES,
-        {
-            "SaveIntoDataSourceCommand": "df.write.format(...).save() to a non-file source "
-            "(JDBC, Delta/Hudi paths): issue 16: NOT LOCKED yet, its path and target are in "
-            "its options",
-        },
-    ),
     "org.apache.spark.sql.metricview.logical.CreateMetricView": "CREATE VIEW ... WITH METRICS "
     "(unresolved form): EXCLUSIVE on the view",
 }
 
 
 def simple_name(full_name: str) -> str:
-    """``a.b.C`` → ``C``: the name the policy keys on until it keys by full class name."""
+    """``a.b.C`` → ``C``: how the README's tables and lists name a class."""
     return full_name.rsplit(".", 1)[-1]

@@ -36,15 +36,30 @@ _V2_WRITE_RULE = _WRITE_RULE + "; the `table` target only if not reported as a w
 class Target:
     """One field of a command and the lock it takes.
 
-    ``field``: the case-class field name the JVM reports. ``mode``: the lock on the table/database
-    named there. ``partitions``: a field holding partition spec(s) of that table; when it holds any,
-    the table gets SHARED and each partition ``partition_mode`` instead (Hive's partition DDL rule).
+    ``field``: the case-class field name the JVM reports. ``mode``: the lock on the table, database
+    or path named there. ``partitions``: a field holding partition spec(s) of that table; when it
+    holds any, the table gets SHARED and each partition ``partition_mode`` instead (Hive's
+    partition DDL rule). ``database_from``: a field whose catalog and database the name lives in,
+    whatever the statement spelled (a rename's new name: Spark renames within the old name's
+    database); a temporary view there makes this one temporary too (no lock).
     """
 
     field: str
     mode: LockMode
     partitions: str | None = None
     partition_mode: LockMode = X
+    database_from: str | None = None
+
+
+@dataclass(frozen=True)
+class FieldIs:
+    """A condition on a scalar field of the command: its value is one of ``values``."""
+
+    field: str
+    values: frozenset[str]
+
+    def __str__(self) -> str:
+        return f"`{self.field}` is {' or '.join(sorted(self.values))}"
 
 
 @dataclass(frozen=True)
@@ -55,14 +70,25 @@ class CommandRule:
     targets: tuple[Target, ...]
     statement: str  # how users write it (README)
     note: str = ""
+    #: no lock of the command's own when this holds (a temporary view's CREATE VIEW)
+    no_lock_when: FieldIs | None = None
 
     @property
     def command(self) -> str:
         return simple_name(self.class_name)
 
 
-def _rule(class_name: str, statement: str, *targets: Target, note: str = "") -> CommandRule:
-    return CommandRule(class_name, tuple(targets), statement, note)
+def _rule(
+    class_name: str,
+    statement: str,
+    *targets: Target,
+    note: str = "",
+    no_lock_when: FieldIs | None = None,
+) -> CommandRule:
+    return CommandRule(class_name, tuple(targets), statement, note, no_lock_when)
+
+
+TEMP_VIEW = FieldIs("viewType", frozenset({"LocalTempView", "GlobalTempView"}))
 
 
 # Spark SQL (session catalog; class names as analysed by Spark 4.x)
@@ -73,7 +99,13 @@ RULES: tuple[CommandRule, ...] = (
         _COMMAND + "AlterTableRenameCommand",
         "ALTER TABLE|VIEW t RENAME TO t2",
         Target("oldName", X),
-        Target("newName", X),
+        Target("newName", X, database_from="oldName"),
+    ),
+    _rule(
+        _LOGICAL + "RenameTable",
+        "ALTER TABLE|VIEW t RENAME TO t2 (v2)",
+        Target("child", X),
+        Target("newName", X, database_from="child"),
     ),
     _rule(
         _COMMAND + "TruncateTableCommand",
@@ -164,6 +196,13 @@ RULES: tuple[CommandRule, ...] = (
         "CREATE [OR REPLACE] VIEW v AS ...",
         Target("name", X),
         note="temporary views lock only what they read",
+        no_lock_when=TEMP_VIEW,
+    ),
+    _rule(
+        _SOURCES + "CreateTempViewUsing",
+        "CREATE TEMPORARY VIEW v USING ... OPTIONS (path ...)",
+        Target("options", S),
+        note="its `path` option is what it reads: the table owning it, else the path",
     ),
     _rule(_COMMAND + "AlterViewAsCommand", "ALTER VIEW v AS ...", Target("name", X)),
     _rule(
@@ -295,6 +334,12 @@ RULES: tuple[CommandRule, ...] = (
         "INSERT OVERWRITE DIRECTORY p USING ...",
         note=_WRITE_RULE,
     ),
+    _rule(
+        _SOURCES + "SaveIntoDataSourceCommand",
+        "df.write.format(...).save(p) (non-file sources: JDBC, Delta/Hudi paths)",
+        Target("options", X),
+        note="its `path` option: the table owning it, else the path",
+    ),
     _rule(_HIVE + "InsertIntoHiveTable", "INSERT INTO|OVERWRITE t (Hive tables)", note=_WRITE_RULE),
     _rule(
         _HIVE + "InsertIntoHiveDirCommand",
@@ -364,12 +409,10 @@ RULES: tuple[CommandRule, ...] = (
 )
 
 BY_CLASS: dict[str, CommandRule] = {r.class_name: r for r in RULES}
-# The policy still keys by simple name (``facts["command"]``); a test checks no simple name is
-# shared by classes of different lists in the installed Spark.
-BY_COMMAND: dict[str, CommandRule] = {r.command: r for r in RULES}
+"""The rows by full class name: what the policy looks up (the facts' ``commandClass``)."""
 
-# Commands that touch no table or database: never locked, never "unrecognised".
-NO_LOCK_COMMANDS = frozenset(simple_name(c) for c in NO_LOCK)
+NO_LOCK_CLASSES = frozenset(NO_LOCK)
+"""Commands that touch no table or database of their own: never "unrecognised"."""
 
 
 def _describe(rule: CommandRule) -> str:
@@ -381,8 +424,11 @@ def _describe(rule: CommandRule) -> str:
                 f"partitions of `{t.partitions}`"
             )
         else:
-            parts.append(f"{t.mode.value} `{t.field}`")
+            where = f" in the database of `{t.database_from}`" if t.database_from else ""
+            parts.append(f"{t.mode.value} `{t.field}`{where}")
     text = "; ".join(parts) or "—"
+    if rule.no_lock_when is not None:
+        text += f"; nothing when {rule.no_lock_when}"
     return f"{text} ({rule.note})" if rule.note else text
 
 

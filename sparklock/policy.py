@@ -16,12 +16,13 @@ fields); this module applies Hive's lock table to them, adapted to Spark:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .commands import BY_COMMAND, NO_LOCK_COMMANDS, Target
+from .commands import BY_CLASS, NO_LOCK_CLASSES, CommandRule, Target
 from .config import Escalation
 from .facts import (
     DatabaseField,
@@ -159,9 +160,6 @@ class Plan:
     command: str
 
 
-TEMP_VIEW_TYPES = frozenset({"LocalTempView", "GlobalTempView"})
-
-
 def _field_object(ref: FieldRef, current_db: str) -> LockObject | None:
     if isinstance(ref, DatabaseField):
         if not ref.database or (ref.catalog or SPARK_CATALOG) != SPARK_CATALOG:
@@ -178,10 +176,24 @@ def _specs(ref: FieldRef | None) -> list[Spec]:
     return [s for s in ref.specs if s]
 
 
+def _in_database_of(ref: FieldRef | None, source: FieldRef | None) -> FieldRef | None:
+    """``ref`` moved into ``source``'s catalog and database (``Target.database_from``).
+
+    A temporary view at ``source`` makes ``ref`` one too; with no table at ``source`` the name
+    stays as reported (the lock may be wrong in database, never missing)."""
+    if not isinstance(ref, TableField) or not isinstance(source, TableField):
+        return ref
+    return dataclasses.replace(
+        ref, catalog=source.catalog, database=source.database, is_temp=source.is_temp
+    )
+
+
 def _target_requests(
     target: Target, fields: Mapping[str, FieldRef], current_db: str
 ) -> list[LockRequest]:
     ref = fields.get(target.field)
+    if target.database_from is not None:
+        ref = _in_database_of(ref, fields.get(target.database_from))
     obj = _field_object(ref, current_db) if ref else None
     if obj is None:
         return []
@@ -193,27 +205,36 @@ def _target_requests(
     return [LockRequest(obj, S), *parts]
 
 
+def _rule_requests(
+    rule: CommandRule, fields: Mapping[str, FieldRef], current_db: str
+) -> list[LockRequest]:
+    """A row's locks: its targets, unless its ``no_lock_when`` condition holds."""
+    cond = rule.no_lock_when
+    if cond is not None and _value(fields, cond.field) in cond.values:
+        return []
+    return [r for t in rule.targets for r in _target_requests(t, fields, current_db)]
+
+
 def command_requests(facts: Facts) -> list[LockRequest]:
-    """The root command's own targets, per the command table (``commands.RULES``).
+    """The root command's own targets, per the command table (``commands.RULES``), looked up by
+    the command's full class name.
 
     An unrecognised command that names a table or database takes EXCLUSIVE on each (fail safe)
     and logs its class, so a gap in the table costs concurrency, never safety.
     """
-    command = facts.command or ""
+    class_name = facts.command_class or ""
     current_db = facts.current_database or "default"
     fields = {f.name: f for f in facts.fields}
-    rule = BY_COMMAND.get(command)
+    rule = BY_CLASS.get(class_name)
     if rule is not None:
-        if command == "CreateViewCommand" and _value(fields, "viewType") in TEMP_VIEW_TYPES:
-            return []
-        return [r for t in rule.targets for r in _target_requests(t, fields, current_db)]
-    if command in NO_LOCK_COMMANDS:
+        return _rule_requests(rule, fields, current_db)
+    if class_name in NO_LOCK_CLASSES:
         return []
     named = [o for f in fields.values() if (o := _field_object(f, current_db)) is not None]
     if named:
         log.warning(
             "sparklock: command %s is not in the command table; taking EXCLUSIVE on %s",
-            facts.command_class or command,
+            class_name or facts.command,
             ", ".join(o.name for o in named),
         )
     return [LockRequest(o, X) for o in named]

@@ -16,13 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from sparklock.command_classes import FAIL_SAFE, NO_LOCK, simple_name
+from sparklock.command_classes import FAIL_SAFE, NO_LOCK
 from sparklock.commands import BY_CLASS, RULES, render_readme
+from sparklock.facts import parse_facts
 from sparklock.service import LockService
 
 pyspark = pytest.importorskip("pyspark")
 
 from tests.support.command_enumeration import command_classes  # noqa: E402
+from tests.support.locks import class_of  # noqa: E402
 
 ISSUE = "issue 16: {}, fixed after the facts refactor"
 
@@ -71,18 +73,6 @@ def test_entries_for_classes_this_spark_lacks_say_whose_they_are():
     assert not stale, f"entries for classes the installed Spark lacks, with no version: {stale}"
 
 
-def test_a_simple_name_means_one_list_in_the_installed_spark():
-    # The policy still keys by simple name (facts["command"]): two classes of one simple name in
-    # different categories would take each other's locks.
-    by_simple: dict[str, set[str]] = {}
-    for name in command_classes():
-        by_simple.setdefault(simple_name(name), set()).update(_category(name))
-    for name in (*BY_CLASS, *NO_LOCK, *FAIL_SAFE):
-        by_simple.setdefault(simple_name(name), set()).update(_category(name))
-    ambiguous = {s: c for s, c in by_simple.items() if len(c) > 1}
-    assert not ambiguous, ambiguous
-
-
 def test_readme_lists_are_generated_from_the_code():
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     assert "<!-- command-lists:start -->" in readme
@@ -98,8 +88,14 @@ def tref(field, name, db="default"):
 
 
 def policy(command, *fields):
-    facts = {"command": command, "fields": list(fields), "reads": [], "currentDatabase": "cur"}
-    return sorted(LockService().explain(facts))
+    facts = {
+        "command": command,
+        "commandClass": class_of(command),
+        "fields": list(fields),
+        "reads": [],
+        "currentDatabase": "cur",
+    }
+    return sorted(LockService().explain(parse_facts(facts)))
 
 
 P_SPEC = {"name": "partitionSpec", "kind": "partitionSpecs", "specs": [{"p": "1"}]}
@@ -234,20 +230,28 @@ def test_temporary_view_using_locks_no_permanent_object(fresh):
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, reason=ISSUE.format("CreateTempViewUsing's options path unread"))
 def test_temporary_view_using_locks_what_it_reads(fresh):
     stmt = f"CREATE TEMPORARY VIEW tv USING parquet OPTIONS (path '{_location(fresh, 'u')}')"
     assert explain(fresh, stmt) == [D, S("default@u")]
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, reason=ISSUE.format("rename target takes the old name's database"))
 def test_rename_locks_the_new_name_in_the_old_names_database(fresh):
     assert explain(fresh, "ALTER TABLE d2.t RENAME TO t3") == [
         S("d2"),
         X("d2@t"),
         X("d2@t3"),
     ]
+
+
+@pytest.mark.spark
+def test_renaming_a_temporary_view_locks_neither_name(fresh):
+    fresh.sql("CREATE TEMPORARY VIEW tv AS SELECT a FROM u")
+    try:
+        assert explain(fresh, "ALTER VIEW tv RENAME TO tv2") == []
+        assert explain(fresh, "ALTER TABLE u RENAME TO u2") == [D, X("default@u"), X("default@u2")]
+    finally:
+        fresh.sql("DROP VIEW IF EXISTS tv")
 
 
 @pytest.mark.spark
@@ -286,7 +290,6 @@ def test_v2_create_table_like_reads_its_source_shared(fresh):
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, reason=ISSUE.format("v2 RenameTable's newName not reported"))
 def test_v2_rename_locks_the_new_name(fresh):
     assert explain(fresh, "ALTER TABLE nt RENAME TO nt3") == [
         D,

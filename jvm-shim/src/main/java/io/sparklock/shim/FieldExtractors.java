@@ -95,6 +95,8 @@ final class FieldExtractors {
       on(scala.collection.Map.class, (out, name, m, depth) -> {
         if (isPartitionName(name)) {
           out.addSpec(name, CommandFields.spec(m));
+        } else if (isOptionsName(name)) {
+          optionPath(out, name, m);
         }
         return true;
       }),
@@ -177,14 +179,34 @@ final class FieldExtractors {
   private static boolean iterable(
       CommandFields out, String name, scala.collection.Iterable<?> seq, int depth) {
     List<Object> items = ScalaInterop.anyList(seq);
-    if (isDatabaseName(name) && items.stream().allMatch(x -> x instanceof String)) {
+    boolean strings = !items.isEmpty() && items.stream().allMatch(x -> x instanceof String);
+    if (strings && isDatabaseName(name)) {
       out.add(out.database(name, null, join(items)));
+      return true;
+    }
+    if (strings && depth == 0 && isTableName(name)) {
+      // a multi-part name (v2 RenameTable.newName): the table it names
+      List<String> parts = new ArrayList<>();
+      items.forEach(x -> parts.add((String) x));
+      out.add(out.nameParts(name, parts));
       return true;
     }
     for (Object item : items) {
       out.add(name, item, depth + 1);
     }
     return true;
+  }
+
+  /**
+   * A data source's options (CreateTempViewUsing, SaveIntoDataSourceCommand): its {@code path}
+   * option, the path it reads or writes (key case-insensitive, as Spark reads it).
+   */
+  private static void optionPath(CommandFields out, String name, scala.collection.Map<?, ?> m) {
+    ScalaInterop.map(m).forEach((k, v) -> {
+      if ("path".equalsIgnoreCase(String.valueOf(k)) && v != null && !v.toString().isEmpty()) {
+        out.add(out.path(name, v.toString()));
+      }
+    });
   }
 
   /** Delta's DeltaLog: its data path. */
@@ -235,6 +257,16 @@ final class FieldExtractors {
   private static boolean isTargetName(String name) {
     String n = name.toLowerCase(Locale.ROOT);
     return (n.contains("table") || n.contains("target")) && !n.contains("query");
+  }
+
+  /** A field naming a table by its parts ({@code newName}, {@code tableName}). */
+  private static boolean isTableName(String name) {
+    return name.toLowerCase(Locale.ROOT).endsWith("name") && !isDatabaseName(name);
+  }
+
+  /** A data source's options map (not a table's properties: those name no path it touches). */
+  private static boolean isOptionsName(String name) {
+    return name.equalsIgnoreCase("options");
   }
 
   private static boolean isPartitionName(String name) {
