@@ -12,6 +12,8 @@ with the fix.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,12 +21,14 @@ import pytest
 from sparklock.command_classes import FAIL_SAFE, NO_LOCK
 from sparklock.commands import BY_CLASS, RULES, render_readme
 from sparklock.facts import parse_facts
+from sparklock.objects import LockObject
 from sparklock.service import LockService
 
 pyspark = pytest.importorskip("pyspark")
 
 from tests.support.command_enumeration import command_classes  # noqa: E402
-from tests.support.locks import class_of  # noqa: E402
+from tests.support.hive_harness import build_harness  # noqa: E402
+from tests.support.locks import class_of, requested  # noqa: E402
 
 ISSUE = "issue 16: {}, fixed after the facts refactor"
 
@@ -322,3 +326,50 @@ def test_unlock_removes_the_lock_of_a_dropped_table(dropped_while_locked):
 @pytest.mark.xfail(strict=True, reason=ISSUE.format("SHOW LOCKS of a dropped table"))
 def test_show_locks_names_a_dropped_table(dropped_while_locked):
     assert show_locks(dropped_while_locked, "gone") == [X("default@gone")]
+
+
+# -- df.write.format(<CreatableRelationProvider>).save(p): SaveIntoDataSourceCommand --------------
+PROVIDER_SOURCE = Path(__file__).parent / "sources" / "MarkerProvider.java"
+
+
+@pytest.fixture(scope="module")
+def marker_provider(spark, tmp_path_factory):
+    """The test data source ``MarkerProvider``, compiled against pyspark's jars and added to the
+    session (``ADD JAR``: the session's class loader, on this thread's JVM thread)."""
+    for tool in ("javac", "jar"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not on PATH: the test data source cannot be built")
+    root = tmp_path_factory.mktemp("provider")
+    classes = build_harness(root, source=PROVIDER_SOURCE, main_class="MarkerProvider")
+    jar = root / "marker-provider.jar"
+    subprocess.run(["jar", "cf", str(jar), "-C", str(classes), "."], check=True)
+    spark.sql(f"ADD JAR {jar}")
+    return "MarkerProvider"
+
+
+def _save(spark, provider: str, path: str):
+    return lambda: spark.range(3).write.format(provider).mode("overwrite").save(path)
+
+
+@pytest.mark.spark
+def test_save_into_a_data_source_locks_its_path_exclusive(fresh, marker_provider, tmp_path):
+    target = tmp_path / "out"
+    got = requested(fresh, _save(fresh, marker_provider, str(target)))
+    path_object = LockObject.of_path(f"file:{target}")
+    assert got == [sorted([(path_object.database, "SHARED"), (path_object.name, "EXCLUSIVE")])]
+    assert (target / "_marker").read_text() == "3 Overwrite"
+
+
+@pytest.mark.spark
+def test_save_into_a_tables_location_locks_the_table_exclusive(fresh, marker_provider):
+    location = _location(fresh, "u")
+    assert requested(fresh, _save(fresh, marker_provider, location)) == [[D, X("default@u")]]
+    holder = fresh.newSession()  # a reader of u in another session: the save must wait for it
+    holder.sql("LOCK TABLE u SHARED")
+    fresh.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
+    try:
+        with pytest.raises(Exception, match="LOCK_CONFLICT"):
+            _save(fresh, marker_provider, location)()
+    finally:
+        fresh.conf.unset("spark.sparklock.lock.numRetries")
+        holder.sql("UNLOCK TABLE u")
