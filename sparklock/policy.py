@@ -176,7 +176,7 @@ def _specs(ref: FieldRef | None) -> list[Spec]:
     return [s for s in ref.specs if s]
 
 
-def _in_database_of(ref: FieldRef | None, source: FieldRef | None) -> FieldRef | None:
+def _in_database_of(ref: FieldRef, source: FieldRef | None) -> FieldRef:
     """``ref`` moved into ``source``'s catalog and database (``Target.database_from``).
 
     A temporary view at ``source`` makes ``ref`` one too; with no table at ``source`` the name
@@ -188,16 +188,31 @@ def _in_database_of(ref: FieldRef | None, source: FieldRef | None) -> FieldRef |
     )
 
 
-def _target_requests(
-    target: Target, fields: Mapping[str, FieldRef], current_db: str
+Fields = Mapping[str, "list[FieldRef]"]
+"""The command's fields by name; a name holds several (a file index's roots, CALL's args)."""
+
+
+def _first(fields: Fields, name: str) -> FieldRef | None:
+    refs = fields.get(name)
+    return refs[0] if refs else None
+
+
+def _target_requests(target: Target, fields: Fields, current_db: str) -> list[LockRequest]:
+    requests = []
+    for ref in fields.get(target.field, ()):
+        if target.database_from is not None:
+            ref = _in_database_of(ref, _first(fields, target.database_from))
+        requests.extend(_field_requests(target, ref, fields, current_db))
+    return requests
+
+
+def _field_requests(
+    target: Target, ref: FieldRef, fields: Fields, current_db: str
 ) -> list[LockRequest]:
-    ref = fields.get(target.field)
-    if target.database_from is not None:
-        ref = _in_database_of(ref, fields.get(target.database_from))
-    obj = _field_object(ref, current_db) if ref else None
+    obj = _field_object(ref, current_db)
     if obj is None:
         return []
-    specs = _specs(fields.get(target.partitions)) if target.partitions else []
+    specs = _specs(_first(fields, target.partitions)) if target.partitions else []
     if not specs or obj.table is None:
         return [LockRequest(obj, target.mode)]
     columns = (isinstance(ref, TableField) and ref.partition_columns) or [str(k) for k in specs[0]]
@@ -205,9 +220,7 @@ def _target_requests(
     return [LockRequest(obj, S), *parts]
 
 
-def _rule_requests(
-    rule: CommandRule, fields: Mapping[str, FieldRef], current_db: str
-) -> list[LockRequest]:
+def _rule_requests(rule: CommandRule, fields: Fields, current_db: str) -> list[LockRequest]:
     """A row's locks: its targets, unless its ``no_lock_when`` condition holds."""
     cond = rule.no_lock_when
     if cond is not None and _value(fields, cond.field) in cond.values:
@@ -224,13 +237,15 @@ def command_requests(facts: Facts) -> list[LockRequest]:
     """
     class_name = facts.command_class or ""
     current_db = facts.current_database or "default"
-    fields = {f.name: f for f in facts.fields}
+    fields: dict[str, list[FieldRef]] = {}
+    for f in facts.fields:
+        fields.setdefault(f.name, []).append(f)
     rule = BY_CLASS.get(class_name)
     if rule is not None:
         return _rule_requests(rule, fields, current_db)
     if class_name in NO_LOCK_CLASSES:
         return []
-    named = [o for f in fields.values() if (o := _field_object(f, current_db)) is not None]
+    named = [o for f in facts.fields if (o := _field_object(f, current_db)) is not None]
     if named:
         log.warning(
             "sparklock: command %s is not in the command table; taking EXCLUSIVE on %s",
@@ -240,8 +255,8 @@ def command_requests(facts: Facts) -> list[LockRequest]:
     return [LockRequest(o, X) for o in named]
 
 
-def _value(fields: Mapping[str, FieldRef], name: str) -> str | None:
-    ref = fields.get(name)
+def _value(fields: Fields, name: str) -> str | None:
+    ref = _first(fields, name)
     return ref.value if isinstance(ref, ValueField) else None
 
 

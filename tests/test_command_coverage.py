@@ -329,22 +329,32 @@ def test_show_locks_names_a_dropped_table(dropped_while_locked):
 
 
 # -- df.write.format(<CreatableRelationProvider>).save(p): SaveIntoDataSourceCommand --------------
-PROVIDER_SOURCE = Path(__file__).parent / "sources" / "MarkerProvider.java"
+SOURCES = Path(__file__).parent / "sources"
 
 
 @pytest.fixture(scope="module")
-def marker_provider(spark, tmp_path_factory):
-    """The test data source ``MarkerProvider``, compiled against pyspark's jars and added to the
-    session (``ADD JAR``: the session's class loader, on this thread's JVM thread)."""
+def add_test_class(spark, tmp_path_factory):
+    """``add(name)``: ``tests/sources/<name>.java`` compiled against pyspark's jars, jarred and
+    added to the session (``ADD JAR``: the session's class loader, on this thread's JVM thread)."""
     for tool in ("javac", "jar"):
         if shutil.which(tool) is None:
-            pytest.skip(f"{tool} not on PATH: the test data source cannot be built")
-    root = tmp_path_factory.mktemp("provider")
-    classes = build_harness(root, source=PROVIDER_SOURCE, main_class="MarkerProvider")
-    jar = root / "marker-provider.jar"
-    subprocess.run(["jar", "cf", str(jar), "-C", str(classes), "."], check=True)
-    spark.sql(f"ADD JAR {jar}")
-    return "MarkerProvider"
+            pytest.skip(f"{tool} not on PATH: the test classes cannot be built")
+
+    def add(name: str) -> str:
+        root = tmp_path_factory.mktemp(name)
+        classes = build_harness(root, source=SOURCES / f"{name}.java", main_class=name)
+        jar = root / f"{name}.jar"
+        subprocess.run(["jar", "cf", str(jar), "-C", str(classes), "."], check=True)
+        spark.sql(f"ADD JAR {jar}")
+        return name
+
+    return add
+
+
+@pytest.fixture(scope="module")
+def marker_provider(add_test_class):
+    """The test data source ``MarkerProvider`` (a ``CreatableRelationProvider``)."""
+    return add_test_class("MarkerProvider")
 
 
 def _save(spark, provider: str, path: str):
@@ -372,4 +382,31 @@ def test_save_into_a_tables_location_locks_the_table_exclusive(fresh, marker_pro
             _save(fresh, marker_provider, location)()
     finally:
         fresh.conf.unset("spark.sparklock.lock.numRetries")
+        holder.sql("UNLOCK TABLE u")
+
+
+# -- CALL: a procedure of a v2 catalog (tests/sources/ProcedureCatalog.java) --------------------
+@pytest.fixture
+def procedures(fresh, add_test_class):
+    """Catalog ``proc`` with the procedure ``proc.sys.touch(table STRING)``."""
+    fresh.conf.set("spark.sql.catalog.proc", add_test_class("ProcedureCatalog"))
+    yield fresh
+    fresh.conf.unset("spark.sql.catalog.proc")
+
+
+@pytest.mark.spark
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 16: CALL is not locked: Spark runs the procedure while it analyses the "
+    "statement (InvokeProcedures), before any plan sparklock wraps",
+)
+def test_call_waits_for_a_lock_on_the_table_it_names(procedures):
+    holder = procedures.newSession()
+    holder.sql("LOCK TABLE u SHARED")
+    procedures.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
+    try:
+        with pytest.raises(Exception, match="LOCK_CONFLICT"):
+            procedures.sql("CALL proc.sys.touch(table => 'default.u')").collect()
+    finally:
+        procedures.conf.unset("spark.sparklock.lock.numRetries")
         holder.sql("UNLOCK TABLE u")

@@ -179,6 +179,11 @@ def owned_path(field, table):
             [("default@t", "EXCLUSIVE")],
         ),
         ("UpdateCommand", [path("tahoeFileIndex", "/d/x")], [(PATH_X, "EXCLUSIVE")]),
+        (  # a file index with two roots: two fields of one name, both locked
+            "UpdateCommand",
+            [path("tahoeFileIndex", "/d/x"), path("tahoeFileIndex", "/d/y")],
+            [(PATH_X, "EXCLUSIVE"), (PATH_X[:-1] + "y", "EXCLUSIVE")],
+        ),
         (
             "MergeIntoCommand",
             [tref("t", "target"), tref("t", "catalogTable"), owned_path("targetFileIndex", "t")],

@@ -3,9 +3,11 @@
 The coverage test (``tests/test_command_coverage.py``) needs the set of classes that Spark can hand
 to sparklock as a root command: every concrete implementation of catalyst's ``Command`` trait
 (``RunnableCommand``/``LeafRunnableCommand``, ``DataWritingCommand``, the v2 ``Command``/
-``V2WriteCommand``/DDL nodes, the Hive commands all extend it). Reading the class files' headers
-(superclass, interfaces, access flags) with ``zipfile`` finds them without starting a JVM or
-initialising a single class, so a new Spark version's new commands are found in a few seconds.
+``V2WriteCommand``/DDL nodes, the Hive commands all extend it), and the statements Spark runs
+while analysing them (``ExecutableDuringAnalysis``: ``CALL``, no ``Command``). Reading the class
+files' headers (superclass, interfaces, access flags) with ``zipfile`` finds them without starting
+a JVM or initialising a single class, so a new Spark version's new commands are found in a few
+seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 COMMAND = "org.apache.spark.sql.catalyst.plans.logical.Command"
+EXECUTABLE = "org.apache.spark.sql.catalyst.plans.logical.ExecutableDuringAnalysis"
+ROOTS = frozenset({COMMAND, EXECUTABLE})
 
 _ACC_INTERFACE = 0x0200
 _ACC_ABSTRACT = 0x0400
@@ -94,7 +98,8 @@ def _is_anonymous(name: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def command_classes() -> frozenset[str]:
-    """Full names of every concrete ``Command`` of the installed pyspark (objects without ``$``).
+    """Full names of every concrete ``Command`` (or ``ExecutableDuringAnalysis``) of the installed
+    pyspark (objects without ``$``).
 
     Only ``org.apache.spark.sql`` packages are read: ``Command`` lives in catalyst, and a command
     outside that tree would have to extend it from another package of Spark SQL's own jars.
@@ -104,9 +109,9 @@ def command_classes() -> frozenset[str]:
     @functools.cache
     def is_command(name: str | None) -> bool:
         if name is None or name not in headers:
-            return name == COMMAND
+            return name in ROOTS
         h = headers[name]
-        return name == COMMAND or any(is_command(s) for s in (h.superclass, *h.interfaces))
+        return name in ROOTS or any(is_command(s) for s in (h.superclass, *h.interfaces))
 
     found = set()
     for name, h in headers.items():
