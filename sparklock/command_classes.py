@@ -109,6 +109,21 @@ NO_LOCK: dict[str, str] = {
     ),
 }
 
+_STREAM_QUERY = (
+    "a streaming query's write as defined, analysed when the query starts: each micro-batch "
+    "runs (and locks) as WriteToMicroBatchDataSource[V1]"
+)
+NO_LOCK.update(
+    {
+        "org.apache.spark.sql.catalyst.streaming.WriteToStream": _STREAM_QUERY,
+        "org.apache.spark.sql.catalyst.streaming.WriteToStreamStatement": _STREAM_QUERY,
+        "org.apache.spark.sql.execution.streaming.continuous.WriteToContinuousDataSource": (
+            "continuous processing: one job that never ends, no batch to lock around: NOT "
+            "LOCKED (issue 16)"
+        ),
+    }
+)
+
 _X_NAMED = "EXCLUSIVE on the table it names"
 _V2_TWIN = "v2 form of {}: " + _X_NAMED + ", as its v1 row"
 _V2_PARTS = "v2 form of {}: EXCLUSIVE on the whole table, coarser than the v1 row's partition locks"
@@ -180,6 +195,9 @@ FAIL_SAFE: dict[str, str] = {
             "the database",
         },
     ),
+    "org.apache.spark.sql.execution.streaming.sources.WriteToMicroBatchDataSource": "one "
+    "micro-batch into a v2 sink (Kafka, memory, console, foreachBatch, v2 tables): EXCLUSIVE on "
+    "the table its sink names, if any (a foreachBatch's own statements lock as they run)",
     "org.apache.spark.sql.metricview.logical.CreateMetricView": "CREATE VIEW ... WITH METRICS "
     "(unresolved form): EXCLUSIVE on the view",
 }

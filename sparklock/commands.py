@@ -25,6 +25,7 @@ _COMMAND = "org.apache.spark.sql.execution.command."
 _SOURCES = "org.apache.spark.sql.execution.datasources."
 _HIVE = "org.apache.spark.sql.hive.execution."
 _DELTA = "org.apache.spark.sql.delta.commands."
+_STREAMING = "org.apache.spark.sql.execution.streaming.sources."
 
 # What the write rule locks for the classes the JVM reports under "writes" (see ``policy``)
 _WRITE_RULE = "EXCLUSIVE on what it writes: the write rule"
@@ -397,6 +398,14 @@ RULES: tuple[CommandRule, ...] = (
         "df.write.format('delta') (Delta)",
         Target("catalogTableOpt", X),
         Target("deltaLog", X),
+    ),
+    _rule(
+        _STREAMING + "WriteToMicroBatchDataSourceV1",
+        "one micro-batch of writeStream into a table or path (file sinks; no Command)",
+        Target("catalogTable", X),
+        Target("sink", X),
+        note="held from before the batch's write until its sink committed; the `sink` is a "
+        "file sink's path (its table, else the path); a streaming read is SHARED per batch",
     ),
     _rule(_LOGICAL + "DeleteFromTable", "DELETE FROM t (v2)", Target("table", X)),
     _rule(_LOGICAL + "UpdateTable", "UPDATE t (v2)", Target("table", X)),

@@ -28,7 +28,7 @@ pyspark = pytest.importorskip("pyspark")
 
 from tests.support.command_enumeration import command_classes  # noqa: E402
 from tests.support.hive_harness import build_harness  # noqa: E402
-from tests.support.locks import class_of, requested  # noqa: E402
+from tests.support.locks import class_of, requested, wait_for  # noqa: E402
 
 ISSUE = "issue 16: {}, fixed after the facts refactor"
 
@@ -187,6 +187,7 @@ def fresh(spark):
         "DROP TABLE IF EXISTS nt",
         "DROP TABLE IF EXISTS nt2",
         "DROP TABLE IF EXISTS gone",
+        "DROP TABLE IF EXISTS st",
         "DROP DATABASE IF EXISTS d2 CASCADE",
         "CREATE TABLE t (a INT, p STRING) USING parquet PARTITIONED BY (p)",
         "CREATE TABLE u (a INT) USING parquet",
@@ -410,3 +411,83 @@ def test_call_waits_for_a_lock_on_the_table_it_names(procedures):
     finally:
         procedures.conf.unset("spark.sparklock.lock.numRetries")
         holder.sql("UNLOCK TABLE u")
+
+
+# -- Structured Streaming: each micro-batch locks what it reads and writes -----------------------
+def _until_stopped(query) -> None:
+    assert query.awaitTermination(120), "the availableNow query did not finish"
+    assert query.exception() is None, query.exception()
+
+
+@pytest.mark.spark
+def test_a_stream_from_a_table_into_a_table_locks_its_micro_batch(fresh, tmp_path):
+    fresh.sql("CREATE TABLE st (a INT) USING parquet")
+    writer = (
+        fresh.readStream.table("u")
+        .writeStream.option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(availableNow=True)
+    )
+    got = requested(fresh, lambda: _until_stopped(writer.toTable("st")))
+    assert got == [sorted([D, S("default@u"), X("default@st")])]  # one batch: u has one row
+    assert fresh.table("st").collect() == [(1,)]
+
+
+@pytest.mark.spark
+def test_a_micro_batch_waits_for_a_reader_of_its_table(fresh, tmp_path):
+    fresh.sql("CREATE TABLE st (a INT) USING parquet")
+    holder = fresh.newSession()
+    holder.sql("LOCK TABLE st SHARED")
+    fresh.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
+    try:
+        query = (
+            fresh.readStream.table("u")
+            .writeStream.option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .toTable("st")
+        )
+        with pytest.raises(Exception, match="LOCK_CONFLICT"):  # the query fails with it
+            query.awaitTermination(120)
+    finally:
+        fresh.conf.unset("spark.sparklock.lock.numRetries")
+        holder.sql("UNLOCK TABLE st")
+    assert fresh.table("st").collect() == []
+
+
+@pytest.mark.spark
+def test_a_stream_into_a_path_locks_the_path_per_micro_batch(fresh, tmp_path):
+    out = tmp_path / "out"
+    writer = (
+        fresh.readStream.table("u")
+        .writeStream.format("parquet")
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .option("path", str(out))
+        .trigger(availableNow=True)
+    )
+    got = requested(fresh, lambda: _until_stopped(writer.start()))
+    path_object = LockObject.of_path(f"file:{out}")
+    assert got == [
+        sorted([D, S("default@u"), (path_object.database, "SHARED"), X(path_object.name)])
+    ]
+
+
+@pytest.mark.spark
+def test_a_rate_stream_locks_its_table_for_each_micro_batch(fresh, tmp_path):
+    fresh.sql("CREATE TABLE st (timestamp TIMESTAMP, value BIGINT) USING parquet")
+    writer = (
+        fresh.readStream.format("rate")
+        .option("rowsPerSecond", "20")
+        .load()
+        .writeStream.option("checkpointLocation", str(tmp_path / "cp"))
+        .trigger(processingTime="300 milliseconds")
+    )
+
+    def three_batches() -> None:
+        query = writer.toTable("st")
+        try:
+            assert wait_for(lambda: len(query.recentProgress) >= 3, timeout=120)
+        finally:
+            query.stop()
+
+    got = requested(fresh, three_batches)
+    assert len(got) >= 2 and all(g == [D, X("default@st")] for g in got), got
+    assert fresh.table("st").count() > 0

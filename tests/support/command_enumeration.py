@@ -4,7 +4,8 @@ The coverage test (``tests/test_command_coverage.py``) needs the set of classes 
 to sparklock as a root command: every concrete implementation of catalyst's ``Command`` trait
 (``RunnableCommand``/``LeafRunnableCommand``, ``DataWritingCommand``, the v2 ``Command``/
 ``V2WriteCommand``/DDL nodes, the Hive commands all extend it), and the statements Spark runs
-while analysing them (``ExecutableDuringAnalysis``: ``CALL``, no ``Command``). Reading the class
+while analysing them (``ExecutableDuringAnalysis``: ``CALL``, no ``Command``), and the streaming
+write nodes (``WriteTo*`` plans of a ``streaming`` package: a micro-batch's root). Reading the class
 files' headers (superclass, interfaces, access flags) with ``zipfile`` finds them without starting
 a JVM or initialising a single class, so a new Spark version's new commands are found in a few
 seconds.
@@ -21,6 +22,7 @@ from pathlib import Path
 COMMAND = "org.apache.spark.sql.catalyst.plans.logical.Command"
 EXECUTABLE = "org.apache.spark.sql.catalyst.plans.logical.ExecutableDuringAnalysis"
 ROOTS = frozenset({COMMAND, EXECUTABLE})
+LOGICAL_PLAN = "org.apache.spark.sql.catalyst.plans.logical.LogicalPlan"
 
 _ACC_INTERFACE = 0x0200
 _ACC_ABSTRACT = 0x0400
@@ -98,8 +100,8 @@ def _is_anonymous(name: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def command_classes() -> frozenset[str]:
-    """Full names of every concrete ``Command`` (or ``ExecutableDuringAnalysis``) of the installed
-    pyspark (objects without ``$``).
+    """Full names of every concrete ``Command`` (or ``ExecutableDuringAnalysis``, or streaming
+    write node) of the installed pyspark (objects without ``$``).
 
     Only ``org.apache.spark.sql`` packages are read: ``Command`` lives in catalyst, and a command
     outside that tree would have to extend it from another package of Spark SQL's own jars.
@@ -113,9 +115,24 @@ def command_classes() -> frozenset[str]:
         h = headers[name]
         return name in ROOTS or any(is_command(s) for s in (h.superclass, *h.interfaces))
 
+    @functools.cache
+    def is_plan(name: str | None) -> bool:
+        if name is None or name not in headers or name == LOGICAL_PLAN:
+            return name == LOGICAL_PLAN
+        h = headers[name]
+        return any(is_plan(s) for s in (h.superclass, *h.interfaces))
+
+    def is_streaming_write(name: str) -> bool:
+        package, _, simple = name.rpartition(".")
+        return ".streaming" in package and simple.startswith("WriteTo") and is_plan(name)
+
     found = set()
     for name, h in headers.items():
-        if h.concrete and not _is_anonymous(name) and is_command(name):
+        if (
+            h.concrete
+            and not _is_anonymous(name)
+            and (is_command(name) or is_streaming_write(name))
+        ):
             found.add(name[:-1] if name.endswith("$") else name)  # a Scala object's class
     return frozenset(found)
 

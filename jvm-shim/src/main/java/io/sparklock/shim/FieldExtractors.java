@@ -45,10 +45,13 @@ final class FieldExtractors {
   }
 
   private static final String ANALYSIS = "org.apache.spark.sql.catalyst.analysis.";
+  private static final String STREAMING = "org.apache.spark.sql.execution.streaming.";
 
   /** Values of optional or unresolved classes, by exact class name. */
   private static final Map<String, Extractor<Object>> BY_CLASS_NAME = Map.of(
       "org.apache.spark.sql.delta.DeltaLog", FieldExtractors::deltaLog,
+      STREAMING + "sinks.FileStreamSink", FieldExtractors::fileStreamSink, // Spark 4.1+
+      STREAMING + "FileStreamSink", FieldExtractors::fileStreamSink,
       ANALYSIS + "UnresolvedTable", FieldExtractors::unresolvedName,
       ANALYSIS + "UnresolvedTableOrView", FieldExtractors::unresolvedName,
       ANALYSIS + "UnresolvedView", FieldExtractors::unresolvedName,
@@ -207,6 +210,24 @@ final class FieldExtractors {
         out.add(out.path(name, v.toString()));
       }
     });
+  }
+
+  /**
+   * A streaming file sink (a micro-batch's write into a path or a file table): its base path,
+   * a private field of the sink (no accessor), read reflectively.
+   */
+  private static boolean fileStreamSink(CommandFields out, String name, Object sink, int depth) {
+    try {
+      java.lang.reflect.Field f = sink.getClass().getDeclaredField("path");
+      f.setAccessible(true);
+      Object path = f.get(sink);
+      if (path != null) {
+        out.add(out.path(name, path.toString()));
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      throw new IllegalStateException("cannot read the path of " + sink.getClass() + ": " + e, e);
+    }
+    return true;
   }
 
   /** Delta's DeltaLog: its data path. */
