@@ -4,9 +4,10 @@ The coverage test reads the command classes from pyspark's jars (``tests/support
 command_enumeration``, no JVM) and fails on a class that is neither a row of the command table nor
 on the no-lock or the fail-safe list of ``sparklock.command_classes``. The rest checks the issue's
 findings with ``EXPLAIN LOCKS`` on a real local session (v2 tables of the session catalog are
-``USING noop`` tables, Spark's own ``TableProvider``). Findings that need the rule engine or the
-JVM facts changed are ``xfail(strict=True)``: they turn into errors once fixed, so the marks go
-with the fix.
+``USING noop`` tables, Spark's own ``TableProvider``), with what Spark runs outside SQL statements:
+``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of a test
+procedure (both compiled from ``tests/sources``), streaming micro-batches. Findings not fixed yet
+are ``xfail(strict=True)``: they turn into errors once fixed, so the marks go with the fix.
 """
 
 from __future__ import annotations
