@@ -16,12 +16,13 @@ fields); this module applies Hive's lock table to them, adapted to Spark:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .commands import BY_COMMAND, NO_LOCK_COMMANDS, Target
+from .commands import BY_CLASS, NO_LOCK_CLASSES, CommandRule, Target
 from .config import Escalation
 from .facts import (
     DatabaseField,
@@ -159,9 +160,6 @@ class Plan:
     command: str
 
 
-TEMP_VIEW_TYPES = frozenset({"LocalTempView", "GlobalTempView"})
-
-
 def _field_object(ref: FieldRef, current_db: str) -> LockObject | None:
     if isinstance(ref, DatabaseField):
         if not ref.database or (ref.catalog or SPARK_CATALOG) != SPARK_CATALOG:
@@ -178,14 +176,43 @@ def _specs(ref: FieldRef | None) -> list[Spec]:
     return [s for s in ref.specs if s]
 
 
-def _target_requests(
-    target: Target, fields: Mapping[str, FieldRef], current_db: str
+def _in_database_of(ref: FieldRef, source: FieldRef | None) -> FieldRef:
+    """``ref`` moved into ``source``'s catalog and database (``Target.database_from``).
+
+    A temporary view at ``source`` makes ``ref`` one too; with no table at ``source`` the name
+    stays as reported (the lock may be wrong in database, never missing)."""
+    if not isinstance(ref, TableField) or not isinstance(source, TableField):
+        return ref
+    return dataclasses.replace(
+        ref, catalog=source.catalog, database=source.database, is_temp=source.is_temp
+    )
+
+
+Fields = Mapping[str, "list[FieldRef]"]
+"""The command's fields by name; a name holds several (a file index's roots, CALL's args)."""
+
+
+def _first(fields: Fields, name: str) -> FieldRef | None:
+    refs = fields.get(name)
+    return refs[0] if refs else None
+
+
+def _target_requests(target: Target, fields: Fields, current_db: str) -> list[LockRequest]:
+    requests = []
+    for ref in fields.get(target.field, ()):
+        if target.database_from is not None:
+            ref = _in_database_of(ref, _first(fields, target.database_from))
+        requests.extend(_field_requests(target, ref, fields, current_db))
+    return requests
+
+
+def _field_requests(
+    target: Target, ref: FieldRef, fields: Fields, current_db: str
 ) -> list[LockRequest]:
-    ref = fields.get(target.field)
-    obj = _field_object(ref, current_db) if ref else None
+    obj = _field_object(ref, current_db)
     if obj is None:
         return []
-    specs = _specs(fields.get(target.partitions)) if target.partitions else []
+    specs = _specs(_first(fields, target.partitions)) if target.partitions else []
     if not specs or obj.table is None:
         return [LockRequest(obj, target.mode)]
     columns = (isinstance(ref, TableField) and ref.partition_columns) or [str(k) for k in specs[0]]
@@ -193,34 +220,43 @@ def _target_requests(
     return [LockRequest(obj, S), *parts]
 
 
+def _rule_requests(rule: CommandRule, fields: Fields, current_db: str) -> list[LockRequest]:
+    """A row's locks: its targets, unless its ``no_lock_when`` condition holds."""
+    cond = rule.no_lock_when
+    if cond is not None and _value(fields, cond.field) in cond.values:
+        return []
+    return [r for t in rule.targets for r in _target_requests(t, fields, current_db)]
+
+
 def command_requests(facts: Facts) -> list[LockRequest]:
-    """The root command's own targets, per the command table (``commands.RULES``).
+    """The root command's own targets, per the command table (``commands.RULES``), looked up by
+    the command's full class name.
 
     An unrecognised command that names a table or database takes EXCLUSIVE on each (fail safe)
     and logs its class, so a gap in the table costs concurrency, never safety.
     """
-    command = facts.command or ""
+    class_name = facts.command_class or ""
     current_db = facts.current_database or "default"
-    fields = {f.name: f for f in facts.fields}
-    rule = BY_COMMAND.get(command)
+    fields: dict[str, list[FieldRef]] = {}
+    for f in facts.fields:
+        fields.setdefault(f.name, []).append(f)
+    rule = BY_CLASS.get(class_name)
     if rule is not None:
-        if command == "CreateViewCommand" and _value(fields, "viewType") in TEMP_VIEW_TYPES:
-            return []
-        return [r for t in rule.targets for r in _target_requests(t, fields, current_db)]
-    if command in NO_LOCK_COMMANDS:
+        return _rule_requests(rule, fields, current_db)
+    if class_name in NO_LOCK_CLASSES:
         return []
-    named = [o for f in fields.values() if (o := _field_object(f, current_db)) is not None]
+    named = [o for f in facts.fields if (o := _field_object(f, current_db)) is not None]
     if named:
         log.warning(
             "sparklock: command %s is not in the command table; taking EXCLUSIVE on %s",
-            facts.command_class or command,
+            class_name or facts.command,
             ", ".join(o.name for o in named),
         )
     return [LockRequest(o, X) for o in named]
 
 
-def _value(fields: Mapping[str, FieldRef], name: str) -> str | None:
-    ref = fields.get(name)
+def _value(fields: Fields, name: str) -> str | None:
+    ref = _first(fields, name)
     return ref.value if isinstance(ref, ValueField) else None
 
 

@@ -11,6 +11,7 @@ import pytest
 from sparklock.commands import RULES, markdown_table
 from sparklock.facts import parse_facts
 from sparklock.service import LockService
+from tests.support.locks import class_of
 
 
 def tref(name, field, db="default", **kw):
@@ -35,6 +36,7 @@ def db(field, name):
 def locks(command, *fields, reads=()):
     facts = {
         "command": command,
+        "commandClass": class_of(command),
         "fields": list(fields),
         "reads": list(reads),
         "currentDatabase": "cur",
@@ -68,9 +70,36 @@ def owned_path(field, table):
         ("DropTableCommand", [tref("t", "tableName")], [("default@t", "EXCLUSIVE")]),
         (
             "AlterTableRenameCommand",
-            [tref("t", "oldName"), tref("t2", "newName", db=None)],
-            [("cur@t2", "EXCLUSIVE"), ("default@t", "EXCLUSIVE")],
+            [tref("t", "oldName"), tref("t2", "newName", db="cur")],
+            [("default@t", "EXCLUSIVE"), ("default@t2", "EXCLUSIVE")],
         ),
+        (  # renaming a temporary view: neither name is a catalog object
+            "AlterTableRenameCommand",
+            [tref("tv", "oldName", isTemp=True), tref("tv2", "newName", db="cur")],
+            [],
+        ),
+        (
+            "RenameTable",
+            [tref("t", "child", db="d2"), tref("t2", "newName", db="cur")],
+            [("d2@t", "EXCLUSIVE"), ("d2@t2", "EXCLUSIVE")],
+        ),
+        (  # with no table reported at the old name, the new name as reported
+            "RenameTable",
+            [tref("t2", "newName", db="cur")],
+            [("cur@t2", "EXCLUSIVE")],
+        ),
+        (
+            "CreateTempViewUsing",
+            [tref("tv", "tableIdent"), owned_path("options", "t")],
+            [("default@t", "SHARED")],
+        ),
+        ("CreateTempViewUsing", [path("options", "/d/x")], [(PATH_X, "SHARED")]),
+        (
+            "SaveIntoDataSourceCommand",
+            [owned_path("options", "t"), {"name": "mode", "kind": "value", "value": "Overwrite"}],
+            [("default@t", "EXCLUSIVE")],
+        ),
+        ("SaveIntoDataSourceCommand", [path("options", "/d/x")], [(PATH_X, "EXCLUSIVE")]),
         ("TruncateTableCommand", [tref("t", "tableName")], [("default@t", "EXCLUSIVE")]),
         (
             "TruncateTableCommand",
@@ -150,6 +179,11 @@ def owned_path(field, table):
             [("default@t", "EXCLUSIVE")],
         ),
         ("UpdateCommand", [path("tahoeFileIndex", "/d/x")], [(PATH_X, "EXCLUSIVE")]),
+        (  # a file index with two roots: two fields of one name, both locked
+            "UpdateCommand",
+            [path("tahoeFileIndex", "/d/x"), path("tahoeFileIndex", "/d/y")],
+            [(PATH_X, "EXCLUSIVE"), (PATH_X[:-1] + "y", "EXCLUSIVE")],
+        ),
         (
             "MergeIntoCommand",
             [tref("t", "target"), tref("t", "catalogTable"), owned_path("targetFileIndex", "t")],
@@ -178,7 +212,8 @@ def owned_path(field, table):
     ],
 )
 def test_command_rows(command, fields, expected):
-    got = [r for r in locks(command, *fields) if r[0] not in ("default", "cur", "_sparklock-paths")]
+    ancestors = {(n, "SHARED") for n in ("default", "cur", "d2", "_sparklock-paths")}
+    got = [r for r in locks(command, *fields) if r not in ancestors or r in expected]
     assert got == expected
 
 

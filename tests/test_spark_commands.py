@@ -209,9 +209,10 @@ def test_replace_columns_is_refused_on_v1_tables_before_locking(spark):
 def test_unrecognised_command_takes_exclusive_and_logs_its_class(spark, caplog):
     # COMMENT ON TABLE (CommentOnTable) is deliberately not in the command table: the fail-safe
     # rule gives it EXCLUSIVE on the table it names, which is also the right lock for it
-    from sparklock.commands import BY_COMMAND, NO_LOCK_COMMANDS
+    from sparklock.commands import BY_CLASS, NO_LOCK_CLASSES
 
-    assert "CommentOnTable" not in BY_COMMAND and "CommentOnTable" not in NO_LOCK_COMMANDS
+    comment = "org.apache.spark.sql.catalyst.plans.logical.CommentOnTable"
+    assert comment not in BY_CLASS and comment not in NO_LOCK_CLASSES
     fresh(spark)
     with caplog.at_level(logging.WARNING, logger="sparklock"):
         assert explain(spark, "COMMENT ON TABLE t IS 'c'") == [D, X(T)]

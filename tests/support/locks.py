@@ -59,6 +59,17 @@ def explain(spark: SparkSession, statement: str) -> list[tuple[str, str]]:
     return sorted((r[0], r[1]) for r in spark.sql("EXPLAIN LOCKS " + statement).collect())
 
 
+def class_of(command: str) -> str:
+    """The full class name of a command the rules or lists know by its simple name (unknown:
+    the name itself), for hand-written facts: the policy keys by ``commandClass``, as the JVM
+    reports it."""
+    from sparklock.command_classes import FAIL_SAFE, NO_LOCK, simple_name
+    from sparklock.commands import BY_CLASS
+
+    known = {simple_name(n): n for n in (*BY_CLASS, *NO_LOCK, *FAIL_SAFE)}
+    return known.get(command, command)
+
+
 def policy(facts: Facts) -> list[tuple[str, str]]:
     """The lock set the service builds from ``facts`` (no manager involved), sorted."""
     return sorted(LockService().explain(facts))

@@ -96,7 +96,7 @@ public final class FactsExtractor {
       // The root command's own fields, for the command table. A write command reported in
       // "writes" (insert into a table or path) is fully described there: its fields would
       // only repeat the target, coarser (the table instead of the partition).
-      if (analyzed instanceof Command && writeFacts.writeOf(analyzed) == null) {
+      if (isCommandRoot(analyzed) && writeFacts.writeOf(analyzed) == null) {
         fields = new CommandFields(refs).collect(analyzed);
       }
     }
@@ -117,6 +117,20 @@ public final class FactsExtractor {
         List.of(),
         null,
         null);
+  }
+
+  /**
+   * A root whose fields the command table reads: a {@code Command}, or a streaming query's write
+   * node ({@code WriteTo*} of a streaming package, the root of each micro-batch's plan).
+   */
+  static boolean isCommandRoot(LogicalPlan plan) {
+    if (plan instanceof Command) {
+      return true;
+    }
+    String name = plan.getClass().getName();
+    int dot = name.lastIndexOf('.');
+    return name.substring(0, Math.max(dot, 0)).contains(".streaming")
+        && name.substring(dot + 1).startsWith("WriteTo");
   }
 
   /** {@code SparkSession.sessionUUID} (classic sessions), or null. */

@@ -45,10 +45,13 @@ final class FieldExtractors {
   }
 
   private static final String ANALYSIS = "org.apache.spark.sql.catalyst.analysis.";
+  private static final String STREAMING = "org.apache.spark.sql.execution.streaming.";
 
   /** Values of optional or unresolved classes, by exact class name. */
   private static final Map<String, Extractor<Object>> BY_CLASS_NAME = Map.of(
       "org.apache.spark.sql.delta.DeltaLog", FieldExtractors::deltaLog,
+      STREAMING + "sinks.FileStreamSink", FieldExtractors::fileStreamSink, // Spark 4.1+
+      STREAMING + "FileStreamSink", FieldExtractors::fileStreamSink,
       ANALYSIS + "UnresolvedTable", FieldExtractors::unresolvedName,
       ANALYSIS + "UnresolvedTableOrView", FieldExtractors::unresolvedName,
       ANALYSIS + "UnresolvedView", FieldExtractors::unresolvedName,
@@ -95,6 +98,8 @@ final class FieldExtractors {
       on(scala.collection.Map.class, (out, name, m, depth) -> {
         if (isPartitionName(name)) {
           out.addSpec(name, CommandFields.spec(m));
+        } else if (isOptionsName(name)) {
+          optionPath(out, name, m);
         }
         return true;
       }),
@@ -177,12 +182,50 @@ final class FieldExtractors {
   private static boolean iterable(
       CommandFields out, String name, scala.collection.Iterable<?> seq, int depth) {
     List<Object> items = ScalaInterop.anyList(seq);
-    if (isDatabaseName(name) && items.stream().allMatch(x -> x instanceof String)) {
+    boolean strings = !items.isEmpty() && items.stream().allMatch(x -> x instanceof String);
+    if (strings && isDatabaseName(name)) {
       out.add(out.database(name, null, join(items)));
+      return true;
+    }
+    if (strings && depth == 0 && isTableName(name)) {
+      // a multi-part name (v2 RenameTable.newName): the table it names
+      List<String> parts = new ArrayList<>();
+      items.forEach(x -> parts.add((String) x));
+      out.add(out.nameParts(name, parts));
       return true;
     }
     for (Object item : items) {
       out.add(name, item, depth + 1);
+    }
+    return true;
+  }
+
+  /**
+   * A data source's options (CreateTempViewUsing, SaveIntoDataSourceCommand): its {@code path}
+   * option, the path it reads or writes (key case-insensitive, as Spark reads it).
+   */
+  private static void optionPath(CommandFields out, String name, scala.collection.Map<?, ?> m) {
+    ScalaInterop.map(m).forEach((k, v) -> {
+      if ("path".equalsIgnoreCase(String.valueOf(k)) && v != null && !v.toString().isEmpty()) {
+        out.add(out.path(name, v.toString()));
+      }
+    });
+  }
+
+  /**
+   * A streaming file sink (a micro-batch's write into a path or a file table): its base path,
+   * a private field of the sink (no accessor), read reflectively.
+   */
+  private static boolean fileStreamSink(CommandFields out, String name, Object sink, int depth) {
+    try {
+      java.lang.reflect.Field f = sink.getClass().getDeclaredField("path");
+      f.setAccessible(true);
+      Object path = f.get(sink);
+      if (path != null) {
+        out.add(out.path(name, path.toString()));
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      throw new IllegalStateException("cannot read the path of " + sink.getClass() + ": " + e, e);
     }
     return true;
   }
@@ -235,6 +278,16 @@ final class FieldExtractors {
   private static boolean isTargetName(String name) {
     String n = name.toLowerCase(Locale.ROOT);
     return (n.contains("table") || n.contains("target")) && !n.contains("query");
+  }
+
+  /** A field naming a table by its parts ({@code newName}, {@code tableName}). */
+  private static boolean isTableName(String name) {
+    return name.toLowerCase(Locale.ROOT).endsWith("name") && !isDatabaseName(name);
+  }
+
+  /** A data source's options map (not a table's properties: those name no path it touches). */
+  private static boolean isOptionsName(String name) {
+    return name.equalsIgnoreCase("options");
   }
 
   private static boolean isPartitionName(String name) {
