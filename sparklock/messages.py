@@ -150,6 +150,7 @@ LOCK_COLUMNS: Mapping[str, Callable[[LockInfo], str]] = {
     "lock_type": lambda i: i.data.lock_type.value,
     "query_string": lambda i: i.data.query_string,
     "client": lambda i: i.data.client,
+    "user": lambda i: i.data.user,
 }
 
 
