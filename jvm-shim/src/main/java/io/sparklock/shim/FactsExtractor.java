@@ -157,8 +157,9 @@ public final class FactsExtractor {
 
   /** {@code SparkSession.sessionUUID} (classic sessions), or null. */
   public static String sessionId(SparkSession session) {
-    if (session instanceof org.apache.spark.sql.classic.SparkSession) {
-      return ((org.apache.spark.sql.classic.SparkSession) session).sessionUUID();
+    String uuid = session == null ? null : ClassicSession.sessionUUID(session);
+    if (uuid != null) {
+      return uuid;
     }
     return session == null ? null : "session-" + System.identityHashCode(session);
   }
@@ -582,7 +583,7 @@ public final class FactsExtractor {
         String name;
         Object value;
         try {
-          name = root.productElementName(i);
+          name = ProductFields.name(root, i);
           value = root.productElement(i);
         } catch (RuntimeException e) {
           continue;
@@ -1010,7 +1011,7 @@ public final class FactsExtractor {
             scala.collection.Iterator<CatalogTable> ts =
                 catalog
                     .getTablesByName(
-                        scala.jdk.javaapi.CollectionConverters.asScala(persistent).toSeq())
+                        ScalaInterop.seq(persistent))
                     .iterator();
             while (ts.hasNext()) {
               CatalogTable t = ts.next();

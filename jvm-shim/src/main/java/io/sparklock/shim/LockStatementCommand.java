@@ -24,24 +24,16 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchPartitionException;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.plans.logical.Command;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.trees.LeafLike;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
 import org.apache.spark.sql.execution.CommandExecutionMode;
 import org.apache.spark.sql.execution.QueryExecution;
-import org.apache.spark.sql.execution.command.LeafRunnableCommand;
-import org.apache.spark.sql.execution.command.RunnableCommand;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 
-import scala.Enumeration;
 import scala.Option;
-import scala.collection.immutable.IndexedSeq;
-import scala.collection.immutable.ListMap;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The eager command of one lock statement (built by {@link LockStatementParser}).
@@ -55,7 +47,7 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>All result columns are strings; {@code lock_time} is epoch milliseconds as text.
  */
-public final class LockStatementCommand extends LogicalPlan implements LeafRunnableCommand {
+public final class LockStatementCommand extends LeafCommandNode {
 
   public enum Kind { SHOW_LOCKS, LOCK, UNLOCK, EXPLAIN_LOCKS }
 
@@ -82,15 +74,11 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
   private final LogicalPlan explained;
   private final List<String> columns;
   private final Seq<Attribute> output;
-  private Seq<Enumeration.Value> nodePatterns;
 
   private LockStatementCommand(Kind kind, List<String> nameParts, boolean database,
       List<String[]> spec, String mode, boolean extended, String sqlText, LogicalPlan explained,
       Seq<Attribute> output) {
     super();
-    Command.$init$(this);
-    RunnableCommand.$init$(this);
-    LeafLike.$init$(this);
     this.kind = kind;
     this.nameParts =
         nameParts == null ? null : Collections.unmodifiableList(new ArrayList<>(nameParts));
@@ -172,7 +160,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
   @Override
   public Seq<Row> run(SparkSession session) {
     try {
-      return CollectionConverters.asScala(runStatement(session)).toList();
+      return ScalaInterop.seq(runStatement(session));
     } catch (Exception e) {
       throw sneaky(e);
     }
@@ -193,7 +181,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
         request.put("mode", mode);
         request.put("sql", sqlText);
         request.set("object", resolveObject(session));
-        putCancelScope(classic(session).sparkContext(), request);
+        putCancelScope(ClassicSession.of(session).sparkContext(), request);
         command(session, request);
         rows = Collections.emptyList();
         break;
@@ -218,7 +206,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
     QueryExecution qe = session.sessionState().executePlan(explained, CommandExecutionMode.SKIP());
     LogicalPlan analyzed = qe.analyzed();
     LogicalPlan optimized = qe.optimizedPlan();
-    String facts = FactsExtractor.factsJson(classic(session), analyzed, optimized, null, null,
+    String facts = FactsExtractor.factsJson(ClassicSession.of(session), analyzed, optimized, null, null,
         sqlText);
     String answer;
     try {
@@ -247,10 +235,10 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
   private ObjectNode request(SparkSession session, String statement) {
     ObjectNode request = JSON.createObjectNode();
     request.put("statement", statement);
-    request.put("session", classic(session).sessionUUID());
+    request.put("session", ClassicSession.of(session).sessionUUID());
     JsonNode conf;
     try {
-      conf = parse(SparkLockBridge.sessionConfJson(classic(session)));
+      conf = parse(SparkLockBridge.sessionConfJson(ClassicSession.of(session)));
     } catch (Exception e) {
       throw sneaky(e);
     }
@@ -282,7 +270,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
 
   private static boolean isEnabled(SparkSession session) {
     try {
-      return SparkLockBridge.enabled(classic(session));
+      return SparkLockBridge.enabled(ClassicSession.of(session));
     } catch (Exception e) {
       return true;
     }
@@ -389,7 +377,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
               "identifier", quoted(nameParts))));
     }
     boolean explicitCatalog = parts.size() != nameParts.size();
-    if (!explicitCatalog && catalog.isTempView(CollectionConverters.asScala(parts).toList())) {
+    if (!explicitCatalog && catalog.isTempView(ScalaInterop.seq(parts))) {
       throw new AnalysisException("EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE", scalaMap(
           LockStatementParser.params("operation", operation(), "viewName", quoted(parts))));
     }
@@ -451,7 +439,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
     if (spec == null) {
       return out;
     }
-    List<String> partitionColumns = CollectionConverters.asJava(meta.partitionColumnNames());
+    List<String> partitionColumns = ScalaInterop.list(meta.partitionColumnNames());
     boolean caseSensitive = session.sessionState().conf().caseSensitiveAnalysis();
     String tableName = quoted(Arrays.asList(SESSION_CATALOG, db, table));
     Map<String, String> byColumn = new LinkedHashMap<>();
@@ -532,9 +520,6 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
     }
   }
 
-  private static org.apache.spark.sql.classic.SparkSession classic(SparkSession session) {
-    return (org.apache.spark.sql.classic.SparkSession) session;
-  }
 
   @SuppressWarnings("unchecked")
   private static <E extends Throwable> RuntimeException sneaky(Throwable e) throws E {
@@ -558,7 +543,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
     for (String n : names) {
       fields.add(DataTypes.createStructField(n, DataTypes.StringType, true));
     }
-    return (Seq<Attribute>) (Object) DataTypeUtils.toAttributes(DataTypes.createStructType(fields));
+    return (Seq<Attribute>) (Object)
+        ScalaInterop.immutableSeq(DataTypeUtils.toAttributes(DataTypes.createStructType(fields)));
   }
 
   // -- Catalyst plumbing (Scala traits seen from Java) ----------------------------------------
@@ -570,23 +556,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
 
   @Override
   public Seq<LogicalPlan> children() {
-    return CollectionConverters.asScala(Collections.<LogicalPlan>emptyList()).toList();
-  }
-
-  @Override
-  public LogicalPlan withNewChildrenInternal(IndexedSeq<LogicalPlan> newChildren) {
-    return this;
-  }
-
-  @Override
-  public Seq<Enumeration.Value> nodePatterns() {
-    return nodePatterns;
-  }
-
-  @Override
-  public void org$apache$spark$sql$catalyst$plans$logical$Command$_setter_$nodePatterns_$eq(
-      Seq<Enumeration.Value> patterns) {
-    this.nodePatterns = patterns;
+    return ScalaInterop.seq(Collections.<LogicalPlan>emptyList());
   }
 
   @Override
