@@ -146,7 +146,18 @@ def fence_jobs(handle: str, reason: str) -> None:
     sc = SparkContext._active_spark_context
     if sc is None:
         return
-    sc._jsc.sc().cancelJobsWithTag(fence_tag(handle), f"LOCKS_LOST: {reason}")
+    jsc = sc._jsc.sc()
+    if _cancel_takes_a_reason():
+        jsc.cancelJobsWithTag(fence_tag(handle), f"LOCKS_LOST: {reason}")
+    else:  # Spark 3.5: cancelJobsWithTag(tag) only; the job fails as cancelled, without the text
+        jsc.cancelJobsWithTag(fence_tag(handle))
+
+
+def _cancel_takes_a_reason() -> bool:
+    """Whether Spark's ``SparkContext.cancelJobsWithTag`` takes a reason (Spark 4.0+)."""
+    import pyspark
+
+    return int(pyspark.__version__.split(".")[0]) >= 4
 
 
 def _off_main_thread(fn, *args, **kwargs):

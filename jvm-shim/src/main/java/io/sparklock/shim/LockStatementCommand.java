@@ -378,8 +378,9 @@ public final class LockStatementCommand extends LeafCommandNode {
     }
     boolean explicitCatalog = parts.size() != nameParts.size();
     if (!explicitCatalog && catalog.isTempView(ScalaInterop.seq(parts))) {
-      throw new AnalysisException("EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE", scalaMap(
-          LockStatementParser.params("operation", operation(), "viewName", quoted(parts))));
+      throw errorOrMessage("EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE",
+          LockStatementParser.params("operation", operation(), "viewName", quoted(parts)),
+          "'" + operation() + "' expects a table. " + quoted(parts) + " is a view");
     }
     TableIdentifier ident = parts.size() == 1
         ? new TableIdentifier(parts.get(0))
@@ -482,6 +483,21 @@ public final class LockStatementCommand extends LeafCommandNode {
         LockStatementParser.params("catalogName", quote(catalogName), "operation",
             operation() + " (sparklock locks objects of the session catalog "
                 + SESSION_CATALOG + " only)")));
+  }
+
+  /**
+   * Spark's error {@code errorClass}, or -- on a Spark whose error classes lack it (Spark 3.5 has
+   * no {@code EXPECT_TABLE_NOT_VIEW}) -- the same text as a message naming the class.
+   */
+  static AnalysisException errorOrMessage(String errorClass, Map<String, String> params,
+      String message) {
+    try {
+      return new AnalysisException(errorClass, scalaMap(params));
+    } catch (Exception unknownErrorClass) { // SparkException INTERNAL_ERROR
+      return new AnalysisException("[" + errorClass + "] " + message + ".",
+          Option.empty(), Option.empty(), Option.empty(), Option.empty(),
+          scalaMap(Collections.emptyMap()), new QueryContext[0]);
+    }
   }
 
   /** An AnalysisException with our own complete message (no Spark error class fits). */
