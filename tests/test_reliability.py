@@ -35,6 +35,7 @@ from sparklock.errors import LockManagerUnavailableError, UnlockError  # noqa: E
 from sparklock.managers import get_manager  # noqa: E402
 from sparklock.service import LockService, config_of, get_service  # noqa: E402
 from tests.support.driver import Driver  # noqa: E402
+from tests.support.spark_versions import needs_spark  # noqa: E402
 from tests.support.zookeeper import ZooKeeperEnsemble, ZooKeeperServer  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
@@ -251,7 +252,16 @@ def test_cancel_running_query(spark, ns, zk, how):
 
 
 @pytest.mark.parametrize(
-    "how", ["cancelAllJobs", "cancelJobGroup", "cancelJobsWithTag", "interruptAll"]
+    "how",
+    [
+        "cancelAllJobs",
+        "cancelJobGroup",
+        "cancelJobsWithTag",
+        pytest.param(
+            "interruptAll",
+            marks=needs_spark((4, 0), "SparkSession.interruptAll() on a classic session"),
+        ),
+    ],
 )
 def test_cancel_while_waiting_for_locks(spark, ns, zk, how):
     """The wait itself ends at the cancel (no job exists yet), not at its 60 s budget."""

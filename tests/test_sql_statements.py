@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 import sparklock  # noqa: E402
 from sparklock.managers import get_manager  # noqa: E402
 from sparklock.service import config_of  # noqa: E402
+from tests.support.spark_versions import needs_spark  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -409,6 +410,7 @@ def test_null_partition_value_is_hives_default_partition(spark):
         spark.sql("DROP TABLE nullparts")
 
 
+@needs_spark((4, 1), "EXPLAIN LOCKS with parameter markers (parsePlanWithParameters)")
 def test_explain_locks_with_parameters(spark):
     explained = spark.sql(
         "EXPLAIN LOCKS SELECT * FROM parts WHERE p = :v", args={"v": "a/b"}
