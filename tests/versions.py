@@ -101,13 +101,15 @@ def ensure_venv(version: str) -> tuple[Path, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog="arguments after -- go to pytest"
+    )
     parser.add_argument("version", help="pyspark version (3.5.9) or line (3.5)")
     parser.add_argument("--all", action="store_true", help="run the whole suite")
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- then pytest arguments")
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     venv, spark = ensure_venv(args.version)
-    extra = [a for a in args.pytest_args if a != "--"]
     cmd = [str(_python(venv)), "-m", "pytest"]
     if not args.all:
         cmd += ["-m", SPARK_FACING]
