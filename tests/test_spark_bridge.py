@@ -257,9 +257,9 @@ def test_save_as_table_does_not_wait_for_its_own_locks(spark, record):
         spark.table("a").write.saveAsTable("ctas_df")
     finally:
         facts = list(record)
-        # Spark 4 wraps saveAsTable in SaveAsV1TableCommand; 3.5 runs the CTAS command directly.
+        # Spark 4.1+ wraps saveAsTable in SaveAsV1TableCommand; 3.5/4.0 run the CTAS directly.
         outer = "SaveAsV1TableCommand"
-        if SPARK < (4, 0):
+        if SPARK < (4, 1):
             outer = "CreateDataSourceTableAsSelectCommand"
         assert facts[0]["command"] == outer
         assert all(f["rootExecutionId"] == facts[0]["executionId"] for f in facts)
