@@ -15,7 +15,7 @@ import scala.collection.immutable.Seq;
  * returning (see {@link LockGuard}); {@code doExecute} (RDD paths: toLocalIterator, Arrow,
  * foreach, df.rdd) acquires and leaves the release to the query-end listener.
  */
-public class SparkLockExec extends UnaryExecNode {
+public class SparkLockExec extends SingleChildExec {
   private static final long serialVersionUID = 1L;
 
   private final SparkPlan child;
