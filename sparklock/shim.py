@@ -1,9 +1,14 @@
 """Build the JVM shim jar (``jvm-shim/src/main/java``) with ``javac`` against pyspark's jars.
 
 No Maven, no Scala compiler: the Java sources compile against ``<pyspark>/jars/*`` into a cache
-directory keyed by a hash of the sources, the pyspark version and the javac version, so a fresh
-checkout builds once (a few seconds) and every later session reuses the jar. A file lock keeps two
+directory ``spark-<pyspark version>-<hash>`` (the hash covers the sources, the pyspark version and
+the javac version), so a fresh checkout builds once (a few seconds) and every later session reuses
+the jar, and a jar built for one Spark is never picked for another. A file lock keeps two
 processes from building at the same time.
+
+Version differences (pyspark 3.5 .. 4.3) live in ``jvm-shim/src/compat/<aspect>/<since>/``: for
+each aspect the build adds the variant named by the newest version not above the installed one
+(Spark's version, or Scala's for the ``scala`` aspect); see jvm-shim/BRIDGE.md "Spark versions".
 
 ``SPARKLOCK_SHIM_JAR=/path/to.jar`` uses a prebuilt jar instead; ``SPARKLOCK_SHIM_CACHE=<dir>``
 moves the cache (default ``<repo>/jvm-shim/build``). ``python -m sparklock.shim`` builds and
@@ -28,6 +33,9 @@ EXTENSION_CLASS = "io.sparklock.shim.SparkLockExtensions"
 BRIDGE_CLASS = "io.sparklock.shim.SparkLockBridge"
 JAR_NAME = "sparklock-shim.jar"
 JAVA_RELEASE = "17"
+SPARK_VERSION_ATTRIBUTE = "Sparklock-Spark-Version"
+# Aspects whose variants are chosen by the Scala version rather than Spark's.
+SCALA_ASPECTS = frozenset({"scala"})
 
 
 class ShimBuildError(SparkLockError):
@@ -45,6 +53,70 @@ def repo_root() -> Path:
 
 def source_dir() -> Path:
     return repo_root() / "jvm-shim" / "src" / "main" / "java"
+
+
+def compat_root() -> Path:
+    return repo_root() / "jvm-shim" / "src" / "compat"
+
+
+def spark_version() -> str:
+    """The installed pyspark's version (the Spark the shim compiles against and runs in)."""
+    import pyspark
+
+    return pyspark.__version__
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    """``"4.1.4"`` -> ``(4, 1, 4)``; a suffix such as ``.dev0`` or ``rc1`` is ignored."""
+    parts: list[int] = []
+    for piece in text.split("."):
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def scala_version() -> str:
+    """Scala's binary version of the pyspark jars (``2.12`` / ``2.13``), from scala-library."""
+    for jar in sorted(pyspark_jars_dir().glob("scala-library-*.jar")):
+        full = jar.name[len("scala-library-") : -len(".jar")]
+        return ".".join(full.split(".")[:2])
+    raise ShimBuildError(f"no scala-library jar in {pyspark_jars_dir()}")
+
+
+def compat_dirs(spark: str | None = None, scala: str | None = None) -> list[Path]:
+    """The version-specific source dirs to compile for this Spark: per aspect, the variant named
+    by the newest version <= the installed one. An aspect with no such variant is an error (the
+    Spark is older than any this shim supports)."""
+    root = compat_root()
+    if not root.is_dir():
+        return []
+    chosen = []
+    for aspect in sorted(d for d in root.iterdir() if d.is_dir()):
+        if aspect.name in SCALA_ASPECTS:
+            have = _version_tuple(scala or scala_version())
+        else:
+            have = _version_tuple(spark or spark_version())
+        variants = [
+            (_version_tuple(v.name), v)
+            for v in aspect.iterdir()
+            if v.is_dir() and v.name[0].isdigit()
+        ]
+        fitting = [(ver, v) for ver, v in variants if ver <= have]
+        if not fitting:
+            names = ", ".join(sorted(v.name for _, v in variants))
+            raise ShimBuildError(
+                f"pyspark {spark or spark_version()} is older than every variant of "
+                f"{aspect.relative_to(repo_root())} ({names}): "
+                "sparklock supports pyspark 3.5.0 and later"
+            )
+        chosen.append(max(fitting)[1])
+    return chosen
 
 
 def cache_root() -> Path:
@@ -80,8 +152,12 @@ def find_javac() -> str:
 
 
 def _sources() -> list[Path]:
+    """The main sources plus this Spark's compat variants (jvm-shim/src/compat)."""
     src = source_dir()
     files = sorted(src.rglob("*.java")) if src.is_dir() else []
+    if files:
+        for variant in compat_dirs():
+            files.extend(sorted(variant.rglob("*.java")))
     if not files:
         raise ShimBuildError(
             f"no Java sources under {src}: sparklock must be installed from its source tree "
@@ -103,7 +179,7 @@ def build_key(javac: str) -> str:
     import pyspark
 
     h = hashlib.sha256()
-    src = source_dir()
+    src = repo_root() / "jvm-shim" / "src"
     for f in _sources():
         h.update(str(f.relative_to(src)).encode())
         h.update(b"\0")
@@ -122,11 +198,12 @@ def jar_path() -> Path:
         path = Path(prebuilt)
         if not path.is_file():
             raise ShimBuildError(f"SPARKLOCK_SHIM_JAR={prebuilt} does not exist")
+        _check_built_for_this_spark(path)
         return path.resolve()
     javac = find_javac()
     key = build_key(javac)
     root = cache_root()
-    target = root / key / JAR_NAME
+    target = root / f"spark-{spark_version()}-{key}" / JAR_NAME
     if target.is_file():
         return target
     root.mkdir(parents=True, exist_ok=True)
@@ -170,10 +247,40 @@ def _build(javac: str, target: Path) -> None:
             )
         partial = Path(tmp) / JAR_NAME
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
-            jar.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: sparklock\n")
+            jar.writestr(
+                "META-INF/MANIFEST.MF",
+                "Manifest-Version: 1.0\nCreated-By: sparklock\n"
+                f"{SPARK_VERSION_ATTRIBUTE}: {spark_version()}\n",
+            )
             for f in sorted(classes.rglob("*.class")):
                 jar.write(f, f.relative_to(classes).as_posix())
         os.replace(partial, target)  # atomic: readers never see a half-written jar
+
+
+def built_for(jar: Path) -> str | None:
+    """The Spark version a shim jar was built against (its manifest), None when it does not say."""
+    try:
+        with zipfile.ZipFile(jar) as z:
+            manifest = z.read("META-INF/MANIFEST.MF").decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    for line in manifest.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == SPARK_VERSION_ATTRIBUTE:
+            return value.strip()
+    return None
+
+
+def _check_built_for_this_spark(jar: Path) -> None:
+    """A prebuilt jar must have been built for the installed Spark: its classes override Spark
+    methods whose signatures differ between versions, so another Spark fails at run time."""
+    built = built_for(jar)
+    if built != spark_version():
+        raise ShimBuildError(
+            f"SPARKLOCK_SHIM_JAR={jar} was built for Spark {built or '(unknown)'}, but pyspark "
+            f"{spark_version()} is installed: build it against this pyspark "
+            "(python -m sparklock.shim) or unset SPARKLOCK_SHIM_JAR"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from sparklock import messages  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.contract import assert_records_match  # noqa: E402
 from tests.support.spark import SparkSpec  # noqa: E402
+from tests.support.spark_versions import needs_spark  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
 
@@ -413,6 +414,7 @@ def test_null_partition_value_is_hives_default_partition(spark):
         spark.sql("DROP TABLE nullparts")
 
 
+@needs_spark((4, 1), "EXPLAIN LOCKS with parameter markers (parsePlanWithParameters)")
 def test_explain_locks_with_parameters(spark):
     explained = spark.sql(
         "EXPLAIN LOCKS SELECT * FROM parts WHERE p = :v", args={"v": "a/b"}

@@ -24,7 +24,15 @@ from tests.support.zookeeper import CLASSPATH, PYSPARK_JARS
 
 SOURCE = Path(__file__).resolve().parents[1] / "hive_interop" / "HiveLockHarness.java"
 MAIN_CLASS = "HiveLockHarness"
-HIVE_EXEC_JAR = "hive-exec-2.3.10-core.jar"
+
+
+def _hive_exec_jar() -> str:
+    """pyspark's Hive 2.3 jar: hive-exec-2.3.10-core.jar (Spark 4.x), 2.3.9 (Spark 3.5)."""
+    found = sorted(PYSPARK_JARS.glob("hive-exec-2.3.*-core.jar"))
+    return found[-1].name if found else "hive-exec-2.3.*-core.jar"
+
+
+HIVE_EXEC_JAR = _hive_exec_jar()
 # Hive 2.3 reflects into java.net on JDK 17 (see /work/shared/notes/hive-locking.md).
 JVM_OPTIONS = [
     "--add-opens=java.base/java.net=ALL-UNNAMED",

@@ -44,7 +44,7 @@ final class CommandFields {
       String name;
       Object value;
       try {
-        name = root.productElementName(i);
+        name = ProductFields.name(root, i);
         value = root.productElement(i);
       } catch (RuntimeException e) {
         continue;

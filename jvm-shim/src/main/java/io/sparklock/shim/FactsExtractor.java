@@ -135,10 +135,11 @@ public final class FactsExtractor {
 
   /** {@code SparkSession.sessionUUID} (classic sessions), or null. */
   public static String sessionId(SparkSession session) {
-    if (session instanceof org.apache.spark.sql.classic.SparkSession) {
-      return ((org.apache.spark.sql.classic.SparkSession) session).sessionUUID();
+    if (session == null) {
+      return null;
     }
-    return session == null ? null : "session-" + System.identityHashCode(session);
+    String uuid = ClassicSession.sessionUUID(session);
+    return uuid != null ? uuid : "session-" + System.identityHashCode(session);
   }
 
   /** The SQL text the plan was parsed from (Spark 4 origin), or null. */

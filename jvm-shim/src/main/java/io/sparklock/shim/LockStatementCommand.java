@@ -9,19 +9,12 @@ import java.util.Objects;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.plans.logical.Command;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.trees.LeafLike;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
-import org.apache.spark.sql.execution.command.LeafRunnableCommand;
-import org.apache.spark.sql.execution.command.RunnableCommand;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 
-import scala.Enumeration;
-import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The eager command of one lock statement (built by {@link LockStatementParser}): the statement
@@ -32,7 +25,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * request names them and Python answers those. All are strings; {@code lock_time} is epoch
  * milliseconds as text.
  */
-public final class LockStatementCommand extends LogicalPlan implements LeafRunnableCommand {
+public final class LockStatementCommand extends LeafCommandNode {
 
   public enum Kind { SHOW_LOCKS, LOCK, UNLOCK, EXPLAIN_LOCKS }
 
@@ -57,15 +50,11 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
   private final LogicalPlan explained;
   private final List<String> columns;
   private final Seq<Attribute> output;
-  private Seq<Enumeration.Value> nodePatterns;
 
   private LockStatementCommand(Kind kind, List<String> nameParts, boolean database,
       List<String[]> spec, String mode, boolean extended, String sqlText, LogicalPlan explained,
       Seq<Attribute> output) {
     super();
-    Command.$init$(this);
-    RunnableCommand.$init$(this);
-    LeafLike.$init$(this);
     this.kind = kind;
     this.nameParts =
         nameParts == null ? null : Collections.unmodifiableList(new ArrayList<>(nameParts));
@@ -165,7 +154,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
   @Override
   public Seq<Row> run(SparkSession session) {
     try {
-      return CollectionConverters.asScala(LockStatementRunner.run(this, session)).toList();
+      return ScalaInterop.seq(LockStatementRunner.run(this, session));
     } catch (Exception e) {
       throw StatementErrors.sneaky(e);
     }
@@ -177,8 +166,8 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
       fields.add(DataTypes.createStructField(n, DataTypes.StringType, true));
     }
     @SuppressWarnings("unchecked")
-    Seq<Attribute> attributes =
-        (Seq<Attribute>) (Object) DataTypeUtils.toAttributes(DataTypes.createStructType(fields));
+    Seq<Attribute> attributes = (Seq<Attribute>) (Object)
+        ScalaInterop.immutableSeq(DataTypeUtils.toAttributes(DataTypes.createStructType(fields)));
     return attributes;
   }
 
@@ -191,23 +180,7 @@ public final class LockStatementCommand extends LogicalPlan implements LeafRunna
 
   @Override
   public Seq<LogicalPlan> children() {
-    return CollectionConverters.asScala(Collections.<LogicalPlan>emptyList()).toList();
-  }
-
-  @Override
-  public LogicalPlan withNewChildrenInternal(IndexedSeq<LogicalPlan> newChildren) {
-    return this;
-  }
-
-  @Override
-  public Seq<Enumeration.Value> nodePatterns() {
-    return nodePatterns;
-  }
-
-  @Override
-  public void org$apache$spark$sql$catalyst$plans$logical$Command$_setter_$nodePatterns_$eq(
-      Seq<Enumeration.Value> patterns) {
-    this.nodePatterns = patterns;
+    return ScalaInterop.seq(Collections.<LogicalPlan>emptyList());
   }
 
   @Override

@@ -14,24 +14,14 @@ import io.sparklock.shim.SqlLexer.Lexer;
 import io.sparklock.shim.SqlLexer.Tok;
 
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.catalyst.FunctionIdentifier;
-import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.analysis.PartitionSpec;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedPartitionSpec;
-import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.parser.ParameterContext;
 import org.apache.spark.sql.catalyst.parser.ParseException;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.DropPartitions;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.trees.Origin;
-import org.apache.spark.sql.catalyst.trees.Origin$;
-import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.StructType;
 
-import scala.Option;
-import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Spark parser extension for sparklock's lock statements.
@@ -57,84 +47,26 @@ import scala.jdk.javaapi.CollectionConverters;
  * onto the user's statement text. Resolution against the catalog happens when the command runs
  * ({@link LockStatementCommand}).
  */
-public final class LockStatementParser implements ParserInterface {
+public final class LockStatementParser extends DelegatingParser {
 
   private final SparkSession session;
-  private final ParserInterface delegate;
 
   public LockStatementParser(SparkSession session, ParserInterface delegate) {
+    super(delegate);
     this.session = session;
-    this.delegate = delegate;
   }
 
   public SparkSession session() {
     return session;
   }
 
-  public ParserInterface delegate() {
-    return delegate;
-  }
-
-  // -- ParserInterface --------------------------------------------------------------------------
-
-  @Override
-  public LogicalPlan parsePlan(String sqlText) throws ParseException {
-    LogicalPlan plan = parseLockStatement(sqlText, null);
-    return plan != null ? plan : delegate.parsePlan(sqlText);
-  }
-
-  @Override
-  public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext parameters)
-      throws ParseException {
-    LogicalPlan plan = parseLockStatement(sqlText, parameters);
-    return plan != null ? plan : delegate.parsePlanWithParameters(sqlText, parameters);
-  }
-
-  @Override
-  public Expression parseExpression(String sqlText) throws ParseException {
-    return delegate.parseExpression(sqlText);
-  }
-
-  @Override
-  public TableIdentifier parseTableIdentifier(String sqlText) throws ParseException {
-    return delegate.parseTableIdentifier(sqlText);
-  }
-
-  @Override
-  public FunctionIdentifier parseFunctionIdentifier(String sqlText) throws ParseException {
-    return delegate.parseFunctionIdentifier(sqlText);
-  }
-
-  @Override
-  public Seq<String> parseMultipartIdentifier(String sqlText) throws ParseException {
-    return delegate.parseMultipartIdentifier(sqlText);
-  }
-
-  @Override
-  public LogicalPlan parseQuery(String sqlText) throws ParseException {
-    return delegate.parseQuery(sqlText);
-  }
-
-  @Override
-  public StructType parseRoutineParam(String sqlText) throws ParseException {
-    return delegate.parseRoutineParam(sqlText);
-  }
-
-  @Override
-  public StructType parseTableSchema(String sqlText) throws ParseException {
-    return delegate.parseTableSchema(sqlText);
-  }
-
-  @Override
-  public DataType parseDataType(String sqlText) throws ParseException {
-    return delegate.parseDataType(sqlText);
-  }
+  // ParserInterface: DelegatingParser (one variant per Spark line, jvm-shim/src/compat/parser).
 
   // -- lock statements --------------------------------------------------------------------------
 
   /** The plan of a lock statement, or null when {@code sql} is not one (the delegate's turn). */
-  public LogicalPlan parseLockStatement(String sql, ParameterContext parameters)
-      throws ParseException {
+  @Override
+  public LogicalPlan parseLockStatement(String sql, Object parameters) throws ParseException {
     if (sql == null) {
       return null;
     }
@@ -180,10 +112,10 @@ public final class LockStatementParser implements ParserInterface {
   private final class StatementParser {
     private final String sql;
     private final Lexer lexer;
-    private final ParameterContext parameters;
+    private final Object parameters;
     private int pos = 0;
 
-    StatementParser(String sql, Lexer lexer, ParameterContext parameters) {
+    StatementParser(String sql, Lexer lexer, Object parameters) {
       this.sql = sql;
       this.lexer = lexer;
       this.parameters = parameters;
@@ -293,9 +225,7 @@ public final class LockStatementParser implements ParserInterface {
       }
       LogicalPlan plan;
       try {
-        plan = parameters == null
-            ? delegate.parsePlan(inner)
-            : delegate.parsePlanWithParameters(inner, parameters);
+        plan = delegatePlan(inner, parameters);
       } catch (ParseException e) {
         throw rebase(e, inner, 0, sql, base);
       }
@@ -343,7 +273,7 @@ public final class LockStatementParser implements ParserInterface {
       String text = sql.substring(first.start, last.end);
       try {
         return new ArrayList<>(
-            CollectionConverters.asJava(delegate.parseMultipartIdentifier(text)));
+            ScalaInterop.list(delegate.parseMultipartIdentifier(text)));
       } catch (ParseException e) {
         throw rebase(e, text, 0, sql, first.start);
       }
@@ -391,13 +321,12 @@ public final class LockStatementParser implements ParserInterface {
         throw parseError(sql, open.start, "_LEGACY_ERROR_TEMP_0035",
             params("message", "the PARTITION clause could not be read as a partition spec"));
       }
-      List<PartitionSpec> parts = CollectionConverters.asJava(((DropPartitions) plan).parts());
+      List<PartitionSpec> parts = ScalaInterop.list(((DropPartitions) plan).parts());
       if (parts.size() != 1 || !(parts.get(0) instanceof UnresolvedPartitionSpec)) {
         throw parseError(sql, open.start, "_LEGACY_ERROR_TEMP_0035",
             params("message", "the PARTITION clause must hold exactly one partition spec"));
       }
-      Map<String, String> spec =
-          CollectionConverters.asJava(((UnresolvedPartitionSpec) parts.get(0)).spec());
+      Map<String, String> spec = ScalaInterop.map(((UnresolvedPartitionSpec) parts.get(0)).spec());
       // Keep the order written (Spark's Map forgets it beyond four keys): ordered by first mention.
       List<String[]> pairs = new ArrayList<>();
       List<String> order = keysInTextOrder(open, close);

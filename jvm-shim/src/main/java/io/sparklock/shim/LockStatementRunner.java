@@ -12,7 +12,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.CommandExecutionMode;
 import org.apache.spark.sql.execution.QueryExecution;
 
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Runs one lock statement: builds its request ({@link Messages.CommandRequest}, object resolved by
@@ -42,14 +41,14 @@ final class LockStatementRunner {
   /** The request of SHOW LOCKS / LOCK / UNLOCK (BRIDGE.md "Command requests"). */
   private static Messages.CommandRequest request(LockStatementCommand statement,
       SparkSession session, Messages.LockTarget object) {
-    org.apache.spark.sql.classic.SparkSession classic = classic(session);
+    var classic = ClassicSession.of(session); // the classic session type differs per Spark line
     boolean lock = statement.kind() == LockStatementCommand.Kind.LOCK;
     // A LOCK TABLE wait ends on a cancellation of its thread's job group or tags (BRIDGE.md).
     SparkContext sc = classic.sparkContext();
     List<String> tags = null;
     ServerSessions.Identity caller = null;
     if (lock) {
-      tags = new ArrayList<>(CollectionConverters.asJava(sc.getJobTags()));
+      tags = new ArrayList<>(ScalaInterop.list(sc.getJobTags()));
       tags.sort(null);
       caller = ServerSessions.identify(session, sc); // who owns an explicit lock
     }
@@ -85,7 +84,7 @@ final class LockStatementRunner {
         .executePlan(statement.explainedPlan(), CommandExecutionMode.SKIP());
     LogicalPlan analyzed = qe.analyzed();
     LogicalPlan optimized = qe.optimizedPlan();
-    String facts = FactsExtractor.factsJson(classic(session), analyzed, optimized, null, null,
+    String facts = FactsExtractor.factsJson(ClassicSession.of(session), analyzed, optimized, null, null,
         statement.sqlText());
     Messages.Rows answer;
     try {
@@ -110,7 +109,7 @@ final class LockStatementRunner {
 
   private static boolean isEnabled(SparkSession session) {
     try {
-      return SparkLockBridge.enabled(classic(session));
+      return SparkLockBridge.enabled(ClassicSession.of(session));
     } catch (Exception e) {
       return true;
     }
@@ -138,7 +137,4 @@ final class LockStatementRunner {
     return rows;
   }
 
-  private static org.apache.spark.sql.classic.SparkSession classic(SparkSession session) {
-    return (org.apache.spark.sql.classic.SparkSession) session;
-  }
 }

@@ -22,7 +22,6 @@ import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
 
 import scala.Option;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * What a lock statement names, resolved through the session catalog (database default = current
@@ -103,9 +102,10 @@ final class LockTargets {
           "identifier", quoted(statement.nameParts()));
     }
     boolean explicitCatalog = parts.size() != statement.nameParts().size();
-    if (!explicitCatalog && catalog.isTempView(CollectionConverters.asScala(parts).toList())) {
-      throw analysis("EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE", "operation", statement.operation(),
-          "viewName", quoted(parts));
+    if (!explicitCatalog && catalog.isTempView(ScalaInterop.seq(parts))) {
+      throw StatementErrors.errorOrMessage("EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE",
+          "'" + statement.operation() + "' expects a table. " + quoted(parts) + " is a view",
+          "operation", statement.operation(), "viewName", quoted(parts));
     }
     TableIdentifier ident = parts.size() == 1
         ? new TableIdentifier(parts.get(0))
@@ -185,7 +185,7 @@ final class LockTargets {
     if (spec == null) {
       return out;
     }
-    List<String> partitionColumns = CollectionConverters.asJava(meta.partitionColumnNames());
+    List<String> partitionColumns = ScalaInterop.list(meta.partitionColumnNames());
     boolean caseSensitive = session.sessionState().conf().caseSensitiveAnalysis();
     String tableName = quoted(Arrays.asList(SESSION_CATALOG, db, table));
     String operation = statement.operation();

@@ -6,9 +6,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Every Scala collection conversion of the shim (the lock statements' own apart), in one place:
- * the one file a Scala version (2.12 vs 2.13 collections) has to switch. Copies, in iteration
+ * Every Scala collection conversion of the shim, in one place, written against what Scala 2.12
+ * (Spark 3.5) and 2.13 (Spark 4.x) share: iterators and {@code scala.collection.immutable.List}
+ * -- not {@code scala.jdk.javaapi.CollectionConverters} (2.13 only) nor
+ * {@code scala.collection.JavaConverters} (2.12, deprecated in 2.13). Copies, in iteration
  * order; nothing here knows about Spark.
+ *
+ * <p>Receive Spark's collections as {@code scala.collection.Iterable}/{@code Seq} (a supertype of
+ * both versions' {@code Seq}); hand Spark an {@code immutable.Seq} from {@link #seq} (a subtype of
+ * both).
  */
 final class ScalaInterop {
   private ScalaInterop() {}
@@ -21,7 +27,9 @@ final class ScalaInterop {
   /** The rest of a Scala iterator, in order. */
   static <T> List<T> list(scala.collection.Iterator<T> items) {
     List<T> out = new ArrayList<>();
-    scala.jdk.javaapi.CollectionConverters.asJava(items).forEachRemaining(out::add);
+    while (items.hasNext()) {
+      out.add(items.next());
+    }
     return out;
   }
 
@@ -33,12 +41,31 @@ final class ScalaInterop {
 
   /** A Scala map's entries, in its iteration order. */
   static <K, V> Map<K, V> map(scala.collection.Map<K, V> m) {
-    return new LinkedHashMap<>(scala.jdk.javaapi.CollectionConverters.asJava(m));
+    Map<K, V> out = new LinkedHashMap<>();
+    scala.collection.Iterator<scala.Tuple2<K, V>> it = m.iterator();
+    while (it.hasNext()) {
+      scala.Tuple2<K, V> kv = it.next();
+      out.put(kv._1(), kv._2());
+    }
+    return out;
   }
 
-  /** An immutable Scala Seq of a Java list. */
+  /** An immutable Scala Seq (a {@code List}) of a Java list. */
   static <T> scala.collection.immutable.Seq<T> seq(List<T> items) {
-    return scala.jdk.javaapi.CollectionConverters.asScala(items).toList();
+    scala.collection.immutable.List<T> out = scala.collection.immutable.List$.MODULE$.empty();
+    for (int i = items.size() - 1; i >= 0; i--) {
+      out = out.$colon$colon(items.get(i));
+    }
+    return out;
+  }
+
+  /** {@code items} as an immutable Scala Seq: itself when it is one (always, on Scala 2.13). */
+  @SuppressWarnings("unchecked")
+  static <T> scala.collection.immutable.Seq<T> immutableSeq(scala.collection.Iterable<T> items) {
+    if (items instanceof scala.collection.immutable.Seq) {
+      return (scala.collection.immutable.Seq<T>) items;
+    }
+    return seq(list(items));
   }
 
   /** An Option's value, or null. */

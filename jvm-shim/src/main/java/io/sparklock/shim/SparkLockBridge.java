@@ -196,6 +196,6 @@ public final class SparkLockBridge {
    * {@link LockGuard#fenceTag}); Python calls it when the handle's locks are lost.
    */
   public static void cancelFencedJobs(SparkContext sc, String handle, String reason) {
-    sc.cancelJobsWithTag(LockGuard.fenceTag(handle), reason);
+    JobCancellation.cancelJobsWithTag(sc, LockGuard.fenceTag(handle), reason);
   }
 }

@@ -7,7 +7,6 @@ import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import scala.Tuple2;
-import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
 /**
@@ -16,7 +15,7 @@ import scala.collection.immutable.Seq;
  * returning (see {@link LockGuard}); {@code doExecute} (RDD paths: toLocalIterator, Arrow,
  * foreach, df.rdd) acquires and leaves the release to the query-end listener.
  */
-public class SparkLockExec extends SparkPlan {
+public class SparkLockExec extends SingleChildExec {
   private static final long serialVersionUID = 1L;
 
   private final SparkPlan child;
@@ -70,7 +69,7 @@ public class SparkLockExec extends SparkPlan {
 
   @Override
   public Seq<Attribute> output() {
-    return child.output();
+    return ScalaInterop.immutableSeq(child.output());
   }
 
   @Override
@@ -80,7 +79,7 @@ public class SparkLockExec extends SparkPlan {
 
   @Override
   public Seq<SortOrder> outputOrdering() {
-    return child.outputOrdering();
+    return ScalaInterop.immutableSeq(child.outputOrdering());
   }
 
   @Override
@@ -89,8 +88,8 @@ public class SparkLockExec extends SparkPlan {
   }
 
   @Override
-  public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
-    return new SparkLockExec(newChildren.apply(0));
+  protected SparkPlan withNewChild(SparkPlan newChild) {
+    return new SparkLockExec(newChild);
   }
 
   @Override

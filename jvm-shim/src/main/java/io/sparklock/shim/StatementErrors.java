@@ -9,7 +9,6 @@ import org.apache.spark.QueryContext;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.catalyst.parser.ParseException;
 import org.apache.spark.sql.catalyst.trees.Origin;
-import org.apache.spark.sql.catalyst.trees.Origin$;
 
 import scala.Option;
 
@@ -25,7 +24,7 @@ final class StatementErrors {
 
   static ParseException parseError(String sql, int offset, String errorClass,
       Map<String, String> parameters) {
-    return new ParseException(Option.apply(sql), origin(sql, offset), errorClass,
+    return DelegatingParser.parseException(sql, origin(sql, offset), errorClass,
         scalaMap(parameters));
   }
 
@@ -43,8 +42,8 @@ final class StatementErrors {
       offset = sqlBase + Math.max(0, inPiece - pieceBase);
     }
     offset = Math.min(offset, sql.length());
-    return new ParseException(Option.apply(sql), origin(sql, offset), e.getCondition(),
-        e.messageParameters());
+    return DelegatingParser.parseException(sql, origin(sql, offset),
+        DelegatingParser.condition(e), e.messageParameters());
   }
 
   /** The Origin (line from 1, column from 0) of a character offset of {@code sql}. */
@@ -59,10 +58,7 @@ final class StatementErrors {
         col++;
       }
     }
-    Origin$ o = Origin$.MODULE$;
-    return o.apply(Option.apply((Object) line), Option.apply((Object) col), o.apply$default$3(),
-        o.apply$default$4(), o.apply$default$5(), o.apply$default$6(), o.apply$default$7(),
-        o.apply$default$8(), o.apply$default$9(), o.apply$default$10());
+    return DelegatingParser.origin(line, col);
   }
 
   static int offsetOf(String text, int line, int col) {
@@ -80,6 +76,21 @@ final class StatementErrors {
   /** An AnalysisException of one of Spark's error classes. */
   static AnalysisException analysis(String errorClass, String... parameters) {
     return new AnalysisException(errorClass, scalaMap(params(parameters)));
+  }
+
+  /**
+   * An AnalysisException of {@code errorClass}, or, on a Spark that lacks that class (3.5 has no
+   * EXPECT_TABLE_NOT_VIEW: building it throws INTERNAL_ERROR), one whose message names it.
+   */
+  static AnalysisException errorOrMessage(String errorClass, String message,
+      String... parameters) {
+    try {
+      return analysis(errorClass, parameters);
+    } catch (RuntimeException unknownErrorClass) {
+      return new AnalysisException("[" + errorClass + "] " + message + ".",
+          Option.empty(), Option.empty(), Option.empty(), Option.empty(),
+          scalaMap(Collections.emptyMap()), new QueryContext[0]);
+    }
   }
 
   /** An AnalysisException with our own complete message (no Spark error class fits). */

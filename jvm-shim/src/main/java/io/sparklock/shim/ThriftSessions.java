@@ -6,6 +6,7 @@ import org.apache.hive.service.cli.CLIService;
 import org.apache.hive.service.cli.SessionHandle;
 import org.apache.hive.service.cli.session.HiveSession;
 import org.apache.hive.service.cli.session.SessionManager;
+import org.apache.spark.sql.SQLContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.hive.thriftserver.server.SparkSQLOperationManager;
 
@@ -32,8 +33,8 @@ final class ThriftSessions {
       return null;
     }
     SparkSQLOperationManager operations = (SparkSQLOperationManager) manager.getOperationManager();
-    for (Map.Entry<SessionHandle, SparkSession> e : operations.sessionToContexts().entrySet()) {
-      if (e.getValue() == session) {
+    for (Map.Entry<SessionHandle, ?> e : operations.sessionToContexts().entrySet()) {
+      if (sessionOf(e.getValue()) == session) {
         try {
           HiveSession hive = manager.getSession(e.getKey());
           return new Found(
@@ -44,5 +45,10 @@ final class ThriftSessions {
       }
     }
     return null;
+  }
+
+  /** A JDBC session's Spark session: Spark 4 maps sessions to it, 3.5 to its SQLContext. */
+  private static Object sessionOf(Object context) {
+    return context instanceof SQLContext ? ((SQLContext) context).sparkSession() : context;
   }
 }

@@ -1,0 +1,21 @@
+"""Which Spark the tests run on, and skips for what an older Spark lacks (README support matrix).
+
+``python3 tests/versions.py VERSION`` runs the suite against another pyspark; a test of a
+feature that version cannot have is skipped with a reason naming the version and the feature.
+"""
+
+from __future__ import annotations
+
+import pyspark
+import pytest
+
+SPARK_VERSION: str = pyspark.__version__
+SPARK_LINE: tuple[int, int] = tuple(int(x) for x in SPARK_VERSION.split(".")[:2])  # type: ignore[assignment]
+
+
+def needs_spark(since: tuple[int, int], what: str) -> pytest.MarkDecorator:
+    """Skip on a Spark older than ``since``: ``what`` does not exist there."""
+    return pytest.mark.skipif(
+        SPARK_LINE < since,
+        reason=f"pyspark {SPARK_VERSION}: {what} needs Spark {since[0]}.{since[1]}+",
+    )

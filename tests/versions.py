@@ -1,0 +1,123 @@
+"""Run the test suite against another pyspark, in a virtual environment of its own.
+
+    python3 tests/versions.py 3.5.9                 # the Spark-facing tests on pyspark 3.5.9
+    python3 tests/versions.py 3.5 -- -q -x tests/test_sql_statements.py
+    python3 tests/versions.py 4.3.0 --all           # the whole suite
+
+``VERSION`` is an exact pyspark version (``3.5.9``) or a line (``3.5``: the newest 3.5.x). The
+environment is ``$SPARKLOCK_VENVS/pyspark-VERSION`` (default ``~/.cache/sparklock/venvs``),
+created on first use with ``pyspark`` installed first and then this checkout
+(``pip install -e '.[dev]'``) under a constraint that keeps that pyspark: pip fails rather than
+change the Spark under test. Later runs reuse it (it is reinstalled when setup.cfg changes).
+
+Without ``--all`` only the tests that start a JVM from the pyspark jars run (markers ``spark``,
+``zookeeper``, ``hive_interop``); the rest is pure Python and does not depend on the Spark
+version. Arguments after ``--`` go to pytest (their test paths replace the default ``tests``).
+The shim jar builds per Spark version (``jvm-shim/build/spark-<version>-<hash>``), so runs
+against several versions share one checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SPARK_FACING = "spark or zookeeper or hive_interop"
+
+
+def venv_root() -> Path:
+    env = os.environ.get("SPARKLOCK_VENVS")
+    return Path(env) if env else Path.home() / ".cache" / "sparklock" / "venvs"
+
+
+def requirement(version: str) -> str:
+    """``3.5`` -> the newest 3.5.x; ``3.5.9`` -> exactly that."""
+    parts = version.split(".")
+    if len(parts) == 2:
+        major, minor = int(parts[0]), int(parts[1])
+        return f"pyspark>={major}.{minor},<{major}.{minor + 1}"
+    return f"pyspark=={version}"
+
+
+def _python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def _installed_pyspark(venv: Path) -> str | None:
+    proc = subprocess.run(
+        [str(_python(venv)), "-c", "import pyspark; print(pyspark.__version__)"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def _setup_stamp() -> str:
+    """What the project install depends on: setup.cfg and pyproject.toml."""
+    h = hashlib.sha256()
+    for name in ("setup.cfg", "pyproject.toml"):
+        h.update((REPO / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _pip(venv: Path, *args: str) -> None:
+    cmd = [str(_python(venv)), "-m", "pip", "install", "-q", "--disable-pip-version-check", *args]
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def ensure_venv(version: str) -> tuple[Path, str]:
+    """The venv for ``version`` with pyspark and this checkout installed; (venv, pyspark)."""
+    venv = venv_root() / f"pyspark-{version}"
+    if not _python(venv).exists():
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    spark = _installed_pyspark(venv)
+    if spark is None:
+        _pip(venv, requirement(version))
+        spark = _installed_pyspark(venv)
+        if spark is None:
+            raise SystemExit(f"pyspark did not install into {venv}")
+    stamp_file = venv / ".sparklock-setup"
+    stamp = f"{_setup_stamp()} {spark}"
+    if not stamp_file.exists() or stamp_file.read_text().strip() != stamp:
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as c:
+            c.write(f"pyspark=={spark}\n")  # the Spark under test stays as it is
+        try:
+            _pip(venv, "-c", c.name, "-e", f"{REPO}[dev]")
+        finally:
+            os.unlink(c.name)
+        if _installed_pyspark(venv) != spark:  # pragma: no cover - the constraint forbids it
+            raise SystemExit(f"installing sparklock changed pyspark {spark} in {venv}")
+        stamp_file.write_text(stamp + "\n")
+    return venv, spark
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog="arguments after -- go to pytest"
+    )
+    parser.add_argument("version", help="pyspark version (3.5.9) or line (3.5)")
+    parser.add_argument("--all", action="store_true", help="run the whole suite")
+    argv = sys.argv[1:] if argv is None else argv
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+    venv, spark = ensure_venv(args.version)
+    cmd = [str(_python(venv)), "-m", "pytest"]
+    if not args.all:
+        cmd += ["-m", SPARK_FACING]
+    cmd += extra or ["-q"]
+    print(f"+ pyspark {spark} in {venv}: {' '.join(cmd[1:])}", flush=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(cmd, cwd=REPO, env=env, check=False).returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
