@@ -15,7 +15,13 @@ import threading
 import pytest
 
 from tests.support.servers import REPO, ServerProcess, wait_until
+from tests.support.spark_versions import needs_spark
 from tests.test_thriftserver import lock_nodes, server_conf
+
+pytestmark = [
+    pytest.mark.spark,
+    needs_spark((4, 0), "a Spark Connect server in the pyspark wheel (spark-connect_*.jar)"),
+]
 
 pytest.importorskip("grpc", reason="the Connect client needs the connect extra (.[connect])")
 pytest.importorskip("pyarrow", reason="the Connect client needs the connect extra (.[connect])")

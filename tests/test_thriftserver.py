@@ -21,6 +21,8 @@ from tests.support.servers import (
 # A statement that holds SHARED on t for as long as it runs (until cancelled).
 LONG_READ = "SELECT count(*) FROM t CROSS JOIN range(100000000000)"
 
+pytestmark = pytest.mark.spark  # a Spark driver (the server): runs on every Spark version
+
 
 def lock_nodes(zk, namespace: str) -> list[tuple[str, str]]:
     """Every lock znode under the namespace: (path, data)."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.support import jdbc_client
 from tests.support.servers import ServerProcess, beeline
 from tests.test_stress import check_journal, read_jsonl
@@ -18,6 +20,8 @@ SESSIONS = int(os.environ.get("SPARKLOCK_LOAD_SESSIONS", "32"))
 SECONDS = int(os.environ.get("SPARKLOCK_LOAD_SECONDS", "30"))
 TABLES = 3
 ALLOWED = {"OK", "LOCK_CONFLICT", "LOCK_WAIT_CANCELLED", "CANCELLED"}
+
+pytestmark = pytest.mark.spark  # a Spark driver (the server): runs on every Spark version
 
 
 def test_32_sessions_no_overlap_no_leak_one_connection(zk_server, zk, tmp_path):

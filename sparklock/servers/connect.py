@@ -13,6 +13,7 @@ import logging
 from collections.abc import MutableMapping
 from typing import Any
 
+from ..errors import SparkLockError
 from . import common, sessions
 
 log = logging.getLogger("sparklock")
@@ -47,9 +48,26 @@ def _append(conf: MutableMapping[str, Any], key: str, item: str) -> None:
     conf[key] = ",".join(items)
 
 
+def require_connect_server() -> None:
+    """Spark Connect's server ships in the pyspark wheel from Spark 4.0 on (spark-connect_*.jar);
+    pyspark 3.5 has none, and nothing can be fetched at run time: say so instead of a
+    ClassNotFoundException from Spark's plugin loader."""
+    from ..shim import pyspark_jars_dir
+    from ..spark.builder import SparkLockSetupError
+
+    if not any(pyspark_jars_dir().glob("spark-connect_*.jar")):
+        import pyspark
+
+        raise SparkLockSetupError(
+            f"pyspark {pyspark.__version__} ships no Spark Connect server (no spark-connect_*.jar "
+            f"in {pyspark_jars_dir()}): the Connect server needs pyspark 4.0 or newer"
+        )
+
+
 def connect_conf(conf: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """The plugin and the fast-detach defaults, added to
     ``conf`` (a user's own value wins)."""
+    require_connect_server()
     _append(conf, "spark.plugins", CONNECT_PLUGIN)
     for key, value in CONNECT_DEFAULTS.items():
         conf.setdefault(key, value)
@@ -64,6 +82,10 @@ def serve_connect(spark: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        require_connect_server()
+    except SparkLockError as e:
+        return common.fail(str(e))
     stop = common.StopRequest()
     stop.install()
     conf = common.parse_conf(args.conf)
