@@ -138,6 +138,7 @@ FAIL_SAFE: dict[str, str] = {
             "AddConstraint": "ALTER TABLE ADD CONSTRAINT: " + _X_NAMED,
             "AddPartitions": _V2_PARTS.format("ALTER TABLE ADD PARTITION"),
             "AlterColumns": _V2_TWIN.format("ALTER TABLE ALTER/CHANGE COLUMN"),
+            "AlterColumn": _V2_TWIN.format("ALTER TABLE ALTER/CHANGE COLUMN (Spark 3.5)"),
             "AlterTableClusterBy": "ALTER TABLE CLUSTER BY: " + _X_NAMED,
             "AlterTableCollation": "ALTER TABLE DEFAULT COLLATION: " + _X_NAMED,
             "AlterViewAs": _V2_TWIN.format("ALTER VIEW AS"),

@@ -308,6 +308,11 @@ RULES: tuple[CommandRule, ...] = (
         Target("namespace", S),
     ),
     _rule(
+        _LOGICAL + "ShowTableExtended",
+        "SHOW TABLE EXTENDED [IN db] LIKE ... (v2, Spark 3.5)",
+        Target("namespace", S),
+    ),
+    _rule(
         _COMMAND + "DescribeRelationJsonCommand",
         "DESCRIBE EXTENDED t [PARTITION (...)] AS JSON",
         Target("child", S),

@@ -30,6 +30,7 @@ pyspark = pytest.importorskip("pyspark")
 from tests.support.command_enumeration import command_classes  # noqa: E402
 from tests.support.hive_harness import build_harness  # noqa: E402
 from tests.support.locks import class_of, requested, wait_for  # noqa: E402
+from tests.support.spark_versions import needs_spark  # noqa: E402
 
 ISSUE = "issue 16: {}, fixed after the facts refactor"
 
@@ -43,6 +44,7 @@ def _category(name: str) -> list[str]:
     ]
 
 
+@pytest.mark.spark  # reads the installed Spark's jars: run on every supported version
 def test_every_command_class_of_the_installed_spark_is_classified():
     found = command_classes()
     assert len(found) > 100, "the enumeration found too few command classes to be right"
@@ -54,6 +56,7 @@ def test_every_command_class_of_the_installed_spark_is_classified():
     )
 
 
+@pytest.mark.spark  # reads the installed Spark's jars: run on every supported version
 def test_the_table_and_lists_are_disjoint_and_keyed_by_full_class_name():
     names = [r.class_name for r in RULES] + list(NO_LOCK) + list(FAIL_SAFE)
     assert all(n.startswith("org.apache.spark.sql.") for n in names), names
@@ -62,6 +65,12 @@ def test_the_table_and_lists_are_disjoint_and_keyed_by_full_class_name():
     assert all(reason.strip() for reason in (*NO_LOCK.values(), *FAIL_SAFE.values()))
 
 
+@pytest.mark.spark
+@needs_spark(
+    (4, 2),
+    "stale entries are found against the Spark lines the lists were surveyed on (4.2+): an older "
+    "Spark lacks the newer command classes the lists rightly name",
+)
 def test_entries_for_classes_this_spark_lacks_say_whose_they_are():
     # A row for another Spark version or for Delta is no error, but it must say so: anything else
     # absent from the installed Spark is a stale entry (as OptimizedCreateHiveTableAsSelectCommand
