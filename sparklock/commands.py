@@ -122,6 +122,11 @@ RULES: tuple[CommandRule, ...] = (
         Target("tableName", X),
     ),
     _rule(
+        _COMMAND + "AlterTableChangeColumnCommentsCommand",
+        "ALTER TABLE t ALTER COLUMN ... COMMENT (Spark 4.3)",
+        Target("tableName", X),
+    ),
+    _rule(
         _LOGICAL + "ReplaceColumns", "ALTER TABLE t REPLACE COLUMNS (v2 tables)", Target("table", X)
     ),
     _rule(
@@ -265,6 +270,11 @@ RULES: tuple[CommandRule, ...] = (
     _rule(_COMMAND + "DescribeTableCommand", "DESCRIBE TABLE t", Target("table", S)),
     _rule(_COMMAND + "DescribeColumnCommand", "DESCRIBE TABLE t col", Target("table", S)),
     _rule(_COMMAND + "ShowPartitionsCommand", "SHOW PARTITIONS t", Target("tableName", S)),
+    _rule(
+        _COMMAND + "ShowPartitionsJsonCommand",
+        "SHOW PARTITIONS t ... AS JSON (Spark 4.3)",
+        Target("child", S),
+    ),
     _rule(_COMMAND + "ShowCreateTableCommand", "SHOW CREATE TABLE t", Target("table", S)),
     _rule(_COMMAND + "ShowColumnsCommand", "SHOW COLUMNS IN t", Target("tableName", S)),
     _rule(_COMMAND + "ShowTablePropertiesCommand", "SHOW TBLPROPERTIES t", Target("table", S)),
