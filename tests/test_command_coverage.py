@@ -32,6 +32,9 @@ from tests.support.hive_harness import build_harness  # noqa: E402
 from tests.support.locks import class_of, requested, wait_for  # noqa: E402
 from tests.support.spark_versions import needs_spark  # noqa: E402
 
+SHOW_PROCEDURES = (4, 1)  # the Spark lines that have them
+CALL = (4, 1)
+
 ISSUE = "issue 16: {}, fixed after the facts refactor"
 
 
@@ -216,7 +219,14 @@ def explain(spark, statement: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("statement", ["SHOW FUNCTIONS", "SHOW USER FUNCTIONS", "SHOW PROCEDURES"])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SHOW FUNCTIONS",
+        "SHOW USER FUNCTIONS",
+        pytest.param("SHOW PROCEDURES", marks=needs_spark(SHOW_PROCEDURES, "SHOW PROCEDURES")),
+    ],
+)
 def test_function_and_procedure_listings_lock_nothing(fresh, statement):
     assert explain(fresh, statement) == []
 
@@ -270,6 +280,7 @@ def test_renaming_a_temporary_view_locks_neither_name(fresh):
 
 
 @pytest.mark.spark
+@needs_spark((4, 0), "DESCRIBE ... AS JSON")
 def test_describe_as_json_is_shared(fresh):
     assert explain(fresh, "DESCRIBE EXTENDED t AS JSON") == [D, S("default@t")]
 
@@ -289,7 +300,9 @@ def test_describe_database_v1_command_is_shared(fresh):
     [
         "DESCRIBE nt",
         "DESCRIBE EXTENDED nt",
-        "DESCRIBE EXTENDED nt AS JSON",
+        pytest.param(
+            "DESCRIBE EXTENDED nt AS JSON", marks=needs_spark((4, 0), "DESCRIBE ... AS JSON")
+        ),
         "SHOW COLUMNS IN nt",
         "SHOW CREATE TABLE nt",
         "SHOW TBLPROPERTIES nt",
@@ -404,6 +417,7 @@ def procedures(fresh, add_test_class):
 
 
 @pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
 def test_explain_locks_of_call_does_not_run_the_procedure(procedures):
     def calls() -> int:  # py4j reads the static AtomicInteger as its value
         return int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
@@ -421,6 +435,7 @@ def test_explain_locks_of_call_does_not_run_the_procedure(procedures):
     reason="issue 16: CALL is not locked: Spark runs the procedure while it analyses the "
     "statement (InvokeProcedures), before any plan sparklock wraps",
 )
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
 def test_call_waits_for_a_lock_on_the_table_it_names(procedures):
     holder = procedures.newSession()
     holder.sql("LOCK TABLE u SHARED")
