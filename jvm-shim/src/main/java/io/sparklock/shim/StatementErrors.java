@@ -86,7 +86,7 @@ final class StatementErrors {
       String... parameters) {
     try {
       return analysis(errorClass, parameters);
-    } catch (RuntimeException unknownErrorClass) {
+    } catch (Exception unknownErrorClass) { // SparkException INTERNAL_ERROR (undeclared in Scala)
       return new AnalysisException("[" + errorClass + "] " + message + ".",
           Option.empty(), Option.empty(), Option.empty(), Option.empty(),
           scalaMap(Collections.emptyMap()), new QueryContext[0]);
