@@ -1,42 +1,24 @@
 package io.sparklock.shim;
 
-import org.apache.spark.sql.catalyst.FunctionIdentifier;
-import org.apache.spark.sql.catalyst.TableIdentifier;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.parser.ParseException;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.trees.Origin$;
 import org.apache.spark.sql.catalyst.trees.Origin;
-import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import scala.Option;
 
 /**
- * Spark's {@code ParserInterface} as of Spark 3.5 (Scala 2.12): every method passes to the delegate
- * except {@code parsePlan}, which try
+ * Spark's {@code ParserInterface} as of Spark 3.5 (Scala 2.12): what differs from {@link PassThroughParser}:  {@code parsePlan}, which try
  * {@link #parseLockStatement} first; plus the {@code ParseException}/{@code Origin} constructors
  * of this Spark line. One variant per line where the interface or those signatures changed
  * (jvm-shim/BRIDGE.md, "Spark versions").
  */
-public abstract class DelegatingParser implements ParserInterface {
-  protected final ParserInterface delegate;
-
+public abstract class DelegatingParser extends PassThroughParser {
   protected DelegatingParser(ParserInterface delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
-  public ParserInterface delegate() {
-    return delegate;
-  }
-
-  /**
-   * The plan of a lock statement, or null when {@code sql} is not one. {@code parameters} is
-   * Spark's {@code ParameterContext} of a parameterized {@code spark.sql(...)} (Spark 4.1+), else
-   * null.
-   */
-  public abstract LogicalPlan parseLockStatement(String sql, Object parameters)
-      throws ParseException;
 
   /** The delegate's plan of {@code sql}, with the parameters when there are any. */
   LogicalPlan delegatePlan(String sql, Object parameters) throws ParseException {
@@ -62,44 +44,15 @@ public abstract class DelegatingParser implements ParserInterface {
         o.apply$default$7());
   }
 
-  @Override
-  public LogicalPlan parsePlan(String sqlText) throws ParseException {
-    LogicalPlan plan = parseLockStatement(sqlText, null);
-    return plan != null ? plan : delegate.parsePlan(sqlText);
-  }
 
-  @Override
-  public Expression parseExpression(String sqlText) throws ParseException {
-    return delegate.parseExpression(sqlText);
-  }
 
-  @Override
-  public TableIdentifier parseTableIdentifier(String sqlText) throws ParseException {
-    return delegate.parseTableIdentifier(sqlText);
-  }
 
-  @Override
-  public FunctionIdentifier parseFunctionIdentifier(String sqlText) throws ParseException {
-    return delegate.parseFunctionIdentifier(sqlText);
-  }
 
   @Override
   public scala.collection.Seq<String> parseMultipartIdentifier(String sqlText) throws ParseException {
     return delegate.parseMultipartIdentifier(sqlText);
   }
 
-  @Override
-  public LogicalPlan parseQuery(String sqlText) throws ParseException {
-    return delegate.parseQuery(sqlText);
-  }
 
-  @Override
-  public StructType parseTableSchema(String sqlText) throws ParseException {
-    return delegate.parseTableSchema(sqlText);
-  }
 
-  @Override
-  public DataType parseDataType(String sqlText) throws ParseException {
-    return delegate.parseDataType(sqlText);
-  }
 }
