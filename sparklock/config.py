@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .errors import ConfigError
 from .model import WaitPolicy
+from .zksecurity import ZooKeeperSecurity, parse_security
 
 PREFIX = "spark.sparklock."
 
@@ -120,6 +121,53 @@ KEYS: tuple[ConfigKey, ...] = (
         "How long to wait for the first ZooKeeper connection before failing.",
     ),
     ConfigKey(
+        "spark.sparklock.zookeeper.ssl.enabled",
+        "false",
+        "Connect to ZooKeeper over TLS (the servers' secureClientPort).",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.ssl.ca",
+        "",
+        "PEM file of the CA certificates to trust ('' = the system's CAs).",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.ssl.certFile",
+        "",
+        "PEM client certificate (servers with ssl.clientAuth=need); with ssl.keyFile.",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.ssl.keyFile",
+        "",
+        "PEM private key of ssl.certFile.",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.ssl.keyPassword",
+        "",
+        "Password of an encrypted ssl.keyFile (a secret: never shown).",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.ssl.hostnameVerification",
+        "true",
+        "Check that the server's certificate names the host of the quorum entry.",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.auth",
+        "none",
+        "Who sparklock is to ZooKeeper: none, digest:<user>, sasl:DIGEST-MD5:<user>, "
+        "sasl:GSSAPI[:<principal>].",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.auth.password",
+        "",
+        "Password of a digest or DIGEST-MD5 identity (a secret: never shown).",
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.acl",
+        "open",
+        "ACL of the znodes sparklock creates: open (world:anyone, Hive's), creator, or a list "
+        "scheme:id:perms,...",
+    ),
+    ConfigKey(
         "spark.sparklock.lock.numRetries",
         "100",
         "Attempts per statement (1 = one attempt, fail at once).",
@@ -222,6 +270,8 @@ class SparkLockConfig:
     zookeeper_namespace: str = "hive_zookeeper_namespace"
     zookeeper_session_timeout: float = 30.0
     zookeeper_connection_timeout: float = 15.0
+    #: TLS, credentials and ACLs (secrets inside never print)
+    zookeeper_security: ZooKeeperSecurity = ZooKeeperSecurity()
     lock: LockSettings = LockSettings()
     escalation: Escalation = Escalation()
     #: Read by the JVM shim after a grant (FileListings); parsed here so a bad value is an error.
@@ -285,6 +335,7 @@ class SparkLockConfig:
             zookeeper_namespace=namespace,
             zookeeper_session_timeout=timeouts["sessionTimeout"],
             zookeeper_connection_timeout=timeouts["connectionTimeout"],
+            zookeeper_security=parse_security(v, parse_bool),
             lock=lock,
             escalation=Escalation.from_conf(v),
             refresh_listing=parse_bool(
@@ -311,4 +362,5 @@ class SparkLockConfig:
             self.zookeeper_namespace,
             self.zookeeper_session_timeout,
             self.zookeeper_connection_timeout,
+            self.zookeeper_security,
         )

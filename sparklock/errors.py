@@ -7,6 +7,18 @@ rest of the text.
 
 from __future__ import annotations
 
+import re
+
+#: Keys whose values are secrets, or may hold one by mistake (Spark's spark.redaction.regex and
+#: the ZooKeeper credentials): their values are never shown in an error.
+SENSITIVE_KEY = re.compile(r"(?i)secret|pass|token|access[.]key|auth|cred")
+REDACTED = "*********(redacted)"
+
+
+def shown_value(key: str, value: object) -> object:
+    """``value`` as an error may show it: redacted when ``key`` may hold a secret."""
+    return REDACTED if value and SENSITIVE_KEY.search(key) else value
+
 
 class SparkLockError(Exception):
     """Base class of every sparklock error."""
@@ -21,9 +33,9 @@ class ConfigError(SparkLockError, ValueError):
 
     def __init__(self, key: str, value: object, accepted: str) -> None:
         self.key = key
-        self.value = value
+        self.value = shown_value(key, value)
         self.accepted = accepted
-        super().__init__(f"{self.code}: {key}={value!r} is not valid; accepted: {accepted}")
+        super().__init__(f"{self.code}: {key}={self.value!r} is not valid; accepted: {accepted}")
 
 
 class InvalidObjectError(SparkLockError, ValueError):

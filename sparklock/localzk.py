@@ -76,6 +76,8 @@ class ZooKeeperServer:
         ensemble: list[tuple[int, int, int]] | None = None,
         tick_ms: int = 200,
         max_session_timeout_ms: int = 60000,
+        extra_config: list[str] | None = None,
+        jvm_options: list[str] | None = None,
     ) -> None:
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="sparklock-zk-"))
@@ -84,6 +86,9 @@ class ZooKeeperServer:
         self.ensemble = ensemble
         self.tick_ms = tick_ms
         self.max_session_timeout_ms = max_session_timeout_ms
+        #: more ``zoo.cfg`` lines (TLS, auth providers) and JVM options (a JAAS file)
+        self.extra_config = list(extra_config or [])
+        self.jvm_options = list(jvm_options or [])
         self.proc: subprocess.Popen | None = None
         self.version = ""  # from ``srvr`` once serving
 
@@ -110,6 +115,7 @@ class ZooKeeperServer:
             f"maxSessionTimeout={self.max_session_timeout_ms}",
             "initLimit=10",
             "syncLimit=5",
+            *self.extra_config,
         ]
         if self.ensemble:
             for sid, peer, election in self.ensemble:
@@ -129,7 +135,7 @@ class ZooKeeperServer:
         )
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                ["java", "-Xmx256m", "-cp", classpath(), main, str(cfg)],
+                ["java", "-Xmx256m", *self.jvm_options, "-cp", classpath(), main, str(cfg)],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

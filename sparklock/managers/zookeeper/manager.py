@@ -65,7 +65,10 @@ class ZooKeeperLockManager(LockManager):
         self.quorum = config.zookeeper_quorum
         self.root = config.namespace_root
         self._shared = session.acquire_client(
-            self.quorum, config.zookeeper_session_timeout, config.zookeeper_connection_timeout
+            self.quorum,
+            config.zookeeper_session_timeout,
+            config.zookeeper_connection_timeout,
+            config.zookeeper_security,
         )
         self._shared.add_session_listener(self._on_session_lost)
         self._owners = session.owner_registry(self.quorum)

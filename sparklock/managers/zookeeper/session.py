@@ -29,6 +29,8 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import KazooState
 
 from ...errors import LockManagerUnavailableError
+from ...zksecurity import PLAIN, ZooKeeperSecurity
+from . import secure_connect
 from .owners import OwnerRegistry
 
 log = logging.getLogger("sparklock.zookeeper")
@@ -51,8 +53,15 @@ _WAKE = object()
 class SharedZooKeeperClient:
     """One kazoo client (one ZooKeeper session at a time) shared by everything in the process."""
 
-    def __init__(self, quorum: str, session_timeout: float, connection_timeout: float) -> None:
+    def __init__(
+        self,
+        quorum: str,
+        session_timeout: float,
+        connection_timeout: float,
+        security: ZooKeeperSecurity = PLAIN,
+    ) -> None:
         self.quorum = quorum
+        self.security = security  # TLS, credentials, the ACL of created nodes
         self.session_timeout = session_timeout
         self.connection_timeout = connection_timeout
         self.client: KazooClient | None = None
@@ -84,10 +93,8 @@ class SharedZooKeeperClient:
                 raise LockManagerUnavailableError(
                     f"the ZooKeeper client for {self.quorum} has been closed"
                 )
-            client = KazooClient(
-                hosts=self.quorum,
-                timeout=self.session_timeout,
-                connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 1.0},
+            client, watch = secure_connect.new_client(
+                self.quorum, self.session_timeout, self.security
             )
             client.add_listener(functools.partial(self._on_state, client))
             with self._state_lock:
@@ -97,8 +104,13 @@ class SharedZooKeeperClient:
                 with warnings.catch_warnings():
                     # kazoo warns when the chroot does not exist yet; it is created below.
                     warnings.simplefilter("ignore")
-                    client.start(timeout=self.connection_timeout)
+                    secure_connect.start(
+                        client, watch, self.quorum, self.connection_timeout, self.security
+                    )
                 self._ensure_chroot(client)
+            except LockManagerUnavailableError:
+                self._stop_client(client)
+                raise
             except Exception as exc:
                 self._stop_client(client)
                 raise LockManagerUnavailableError(
@@ -111,7 +123,9 @@ class SharedZooKeeperClient:
                 )
                 self._worker.start()
             self.client = client
-            log.info("sparklock: connected to ZooKeeper %s", self.quorum)
+            log.info(
+                "sparklock: connected to ZooKeeper %s (%s)", self.quorum, self.security.describe()
+            )
             return client
 
     @staticmethod
@@ -272,20 +286,24 @@ class SharedZooKeeperClient:
         return cid[0] if cid else None
 
 
-_registry: dict[tuple[str, float], SharedZooKeeperClient] = {}
+_registry: dict[tuple[str, float, ZooKeeperSecurity], SharedZooKeeperClient] = {}
 _owner_registries: dict[str, OwnerRegistry] = {}
 _registry_lock = threading.Lock()
 
 
 def acquire_client(
-    quorum: str, session_timeout: float, connection_timeout: float
+    quorum: str,
+    session_timeout: float,
+    connection_timeout: float,
+    security: ZooKeeperSecurity = PLAIN,
 ) -> SharedZooKeeperClient:
-    """A reference to the process's client for ``quorum`` (not connected until first use)."""
+    """A reference to the process's client for ``quorum`` and identity (not connected until
+    first use): two credentials never share a session."""
     with _registry_lock:
-        key = (quorum, float(session_timeout))
+        key = (quorum, float(session_timeout), security)
         shared = _registry.get(key)
         if shared is None:
-            shared = SharedZooKeeperClient(quorum, session_timeout, connection_timeout)
+            shared = SharedZooKeeperClient(quorum, session_timeout, connection_timeout, security)
             _registry[key] = shared
         shared._retain()
         return shared
@@ -296,7 +314,7 @@ def release_client(shared: SharedZooKeeperClient) -> bool:
     with _registry_lock:
         stopped = shared._release()
         if stopped:
-            key = (shared.quorum, float(shared.session_timeout))
+            key = (shared.quorum, float(shared.session_timeout), shared.security)
             if _registry.get(key) is shared:
                 del _registry[key]
         return stopped

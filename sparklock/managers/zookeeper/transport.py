@@ -17,8 +17,11 @@ from typing import TypeVar
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import (
+    AuthFailedError,
     ConnectionLoss,
+    InvalidACLError,
     KazooException,
+    NoAuthError,
     RolledBackError,
     RuntimeInconsistency,
     UnimplementedError,
@@ -29,6 +32,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from ...errors import LockManagerUnavailableError, SparkLockError
+from .secure_connect import access_denied
 from .session import TRANSIENT_ERRORS, SharedZooKeeperClient
 from .wire import MultiRead, WriteMulti
 
@@ -132,6 +136,9 @@ class Transport:
             yield
         except SparkLockError:
             raise
+        except (NoAuthError, AuthFailedError, InvalidACLError) as exc:
+            message = access_denied(exc, self.quorum, what, self.shared.security)
+            raise LockManagerUnavailableError(message) from exc
         except (KazooException, KazooTimeoutError, OSError) as exc:
             raise LockManagerUnavailableError(
                 f"ZooKeeper {self.quorum}: {what} failed ({type(exc).__name__}: {exc})"
