@@ -166,6 +166,10 @@ class ZooKeeperSecurity:
             options["default_acl"] = acl
         return options
 
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets themselves (for masking them wherever text might show them)."""
+        return tuple(s.reveal() for s in (self.auth.password, self.tls.key_password) if s.reveal())
+
     def describe(self) -> str:
         """One line for logs: what is on, never a secret."""
         return (
@@ -237,13 +241,18 @@ def _parse_auth(value: str, password: str) -> Auth:
     raise ConfigError(AUTH, shown, AUTH_ACCEPTS)
 
 
-def _parse_acl(value: str, auth: Auth) -> AclSetting:
+def _parse_acl(value: str, identified: bool) -> AclSetting:
+    """``identified``: the connection authenticates (credentials, or a TLS client certificate,
+    which ZooKeeper's x509 provider turns into an identity): creator and auth: need one."""
     text = value.strip()
     if text.lower() in ("open", "creator"):
         kind = text.lower()
-        if kind == "creator" and not auth.enabled:
+        if kind == "creator" and not identified:
             raise ConfigError(
-                ACL_KEY, text, f"open, or creator together with an identity in {AUTH}"
+                ACL_KEY,
+                text,
+                f"open, or creator together with an identity in {AUTH} or a TLS client "
+                f"certificate in {SSL_CERT}",
             )
         return AclSetting(kind)
     tokens: list[str] = []
@@ -267,8 +276,10 @@ def _parse_acl(value: str, auth: Auth) -> AclSetting:
             ok = ident == "anyone"
         if ok and scheme == "digest":
             ok = bool(_DIGEST_ID.match(ident))
-        if ok and scheme == "auth" and not auth.enabled:
-            raise ConfigError(ACL_KEY, text, f"auth: entries only with an identity in {AUTH}")
+        if ok and scheme == "auth" and not identified:
+            raise ConfigError(
+                ACL_KEY, text, f"auth: entries only with an identity in {AUTH} or {SSL_CERT}"
+            )
         if not ok:
             raise ConfigError(ACL_KEY, text, ACL_ACCEPTS)
         entries.append((scheme, ident, perms))
@@ -280,9 +291,9 @@ def _parse_acl(value: str, auth: Auth) -> AclSetting:
 def parse_security(v: Mapping[str, str], parse_bool) -> ZooKeeperSecurity:
     """The security keys of a conf with every default filled in (``v``)."""
     auth = _parse_auth(str(v[AUTH]), str(v[AUTH_PASSWORD]))
-    return ZooKeeperSecurity(
-        tls=_parse_tls(v, parse_bool), auth=auth, acl=_parse_acl(str(v[ACL_KEY]), auth)
-    )
+    tls = _parse_tls(v, parse_bool)
+    identified = auth.enabled or (tls.enabled and bool(tls.cert_file))
+    return ZooKeeperSecurity(tls=tls, auth=auth, acl=_parse_acl(str(v[ACL_KEY]), identified))
 
 
 #: No TLS, no credentials, open ACLs: Hive's defaults and sparklock's.

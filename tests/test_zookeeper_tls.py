@@ -176,6 +176,24 @@ def test_plain_client_on_the_tls_port_is_told_about_tls(certs, tls_zk, zk_namesp
     assert "within 2 s" in message and f"{SSL_ENABLED}=true" in message
 
 
+def test_client_certificate_alone_is_an_identity_for_creator_acls(
+    certs, tls_zk, tls_client, zk_namespace
+):
+    conf = tls_conf(certs, tls_zk, zk_namespace, **{"spark.sparklock.zookeeper.acl": "creator"})
+    manager = ZooKeeperLockManager(SparkLockConfig.from_conf(conf))
+    try:
+        held = manager.acquire([LockRequest(T, LockMode.EXCLUSIVE)], owner="o", query_id="q")
+        node = f"/{zk_namespace}/default/t"
+        acl = tls_client.get_acls(node)[0]
+        assert [(a.id.scheme, a.id.id, a.perms) for a in acl] == [
+            ("x509", "CN=client", 31),
+            ("world", "anyone", 1),
+        ]
+        manager.release(held)
+    finally:
+        manager.close()
+
+
 @pytest.mark.parametrize(
     "key,value,accepted",
     [
@@ -190,3 +208,45 @@ def test_bad_tls_settings_name_the_key(certs, tls_zk, key, value, accepted):
     with pytest.raises(ConfigError) as err:
         SparkLockConfig.from_conf(conf)
     assert key in str(err.value) and accepted in str(err.value)
+
+
+@pytest.mark.spark
+def test_spark_statements_lock_over_tls_with_credentials(
+    spark, certs, tls_zk, tls_client, zk_namespace
+):
+    """A Spark session's statements over TLS, as digest:alice with creator ACLs; SHOW LOCKS
+    EXTENDED shows the lock and nothing of the credentials."""
+    secret = "alice-tls-digest-secret"
+    conf = tls_conf(certs, tls_zk, zk_namespace)
+    conf.update(
+        {
+            "spark.sparklock.zookeeper.auth": "digest:alice",
+            "spark.sparklock.zookeeper.auth.password": secret,
+            "spark.sparklock.zookeeper.acl": "creator",
+        }
+    )
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        spark.sql("CREATE TABLE tls_t (id INT) USING parquet")
+        spark.sql("INSERT INTO tls_t VALUES (1)")
+        spark.sql("LOCK TABLE tls_t SHARED")
+        rows = spark.sql("SHOW LOCKS EXTENDED").collect()
+        assert [(r[0], r[1]) for r in rows] == [("default@tls_t", "SHARED")]
+        assert secret not in repr(rows)
+        node = f"/{zk_namespace}/default/tls_t"
+        lock = next(c for c in tls_client.get_children(node) if is_lock(c))
+        acl = tls_client.get_acls(f"{node}/{lock}")[0]
+        # creator: every identity of the connection, the client certificate's (x509) too
+        assert {(a.id.scheme, a.id.id.split(":")[0], a.perms) for a in acl} == {
+            ("digest", "alice", 31),
+            ("x509", "CN=client", 31),
+            ("world", "anyone", 1),
+        }
+        assert spark.sql("SELECT count(*) FROM tls_t").collect()[0][0] == 1
+        spark.sql("UNLOCK TABLE tls_t")
+        assert spark.sql("SHOW LOCKS").collect() == []
+        spark.sql("DROP TABLE tls_t")
+    finally:
+        for key in conf:
+            spark.conf.unset(key)

@@ -34,12 +34,15 @@ POLL = 0.02
 
 
 class ConnectionWatch(logging.LoggerAdapter):
-    """kazoo's logger for one client: passes everything on to ``kazoo.client`` and remembers
-    the failures that retrying cannot cure (TLS refused per host, SASL refused)."""
+    """kazoo's logger for one client: passes everything on to ``kazoo.client`` with the
+    secrets masked (kazoo logs every request at DEBUG, its ``Auth`` packet with the digest
+    password too), and remembers the failures that retrying cannot cure (TLS refused per host,
+    SASL refused)."""
 
-    def __init__(self, hosts: int) -> None:
+    def __init__(self, hosts: int, secrets: tuple[str, ...] = ()) -> None:
         super().__init__(logging.getLogger("kazoo.client"), {})
         self.hosts = max(1, hosts)
+        self._secrets = tuple(s for s in secrets if s)
         self.tls_failures: dict[str, str] = {}  # host:port -> the TLS error
         self.dropped = ""  # the last dropped connection, whatever the cause
         self.auth_failed = False
@@ -47,10 +50,24 @@ class ConnectionWatch(logging.LoggerAdapter):
         self._host = ""
 
     def log(self, level, msg, *args, **kwargs) -> None:  # noqa: D102 - logging's signature
+        if self._secrets:
+            msg, args = self._mask(msg), tuple(self._mask(a) for a in args)
         try:
             self._watch(str(msg), args)
         finally:
+            kwargs.setdefault("stacklevel", 2)  # records name kazoo's line, not this one
             super().log(level, msg, *args, **kwargs)
+
+    def _mask(self, value: object) -> object:
+        """``value``, as text with every secret replaced if it shows one."""
+        if isinstance(value, (int, float)) or value is None:
+            return value
+        text = str(value)
+        if not any(secret in text for secret in self._secrets):
+            return value
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def _watch(self, msg: str, args: tuple) -> None:
         if msg.startswith("Connecting to") and len(args) >= 3:
@@ -71,7 +88,7 @@ def new_client(
 ) -> tuple[KazooClient, ConnectionWatch]:
     """A kazoo client for ``quorum`` with TLS, credentials and the default ACL of ``security``."""
     hosts = len({h.strip() for h in quorum.split("/", 1)[0].split(",") if h.strip()})
-    watch = ConnectionWatch(hosts)
+    watch = ConnectionWatch(hosts, security.secrets())
     client = KazooClient(
         hosts=quorum,
         timeout=session_timeout,
