@@ -120,9 +120,11 @@ class AclSetting:
         return [ACL(perms, Id(scheme, ident)) for scheme, ident, perms in self.entries]
 
     def describe(self) -> str:
+        """The setting as logs and errors show it (digest hashes masked, as ZooKeeper's own
+        getACL masks them)."""
         if self.kind != "list":
             return self.kind
-        return ",".join(f"{s}:{i}:{_perm_letters(p)}" for s, i, p in self.entries)
+        return ",".join(f"{s}:{_shown_id(s, i)}:{_perm_letters(p)}" for s, i, p in self.entries)
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,16 @@ class ZooKeeperSecurity:
             f"tls={'on' if self.tls.enabled else 'off'}, auth={self.auth.identity()}, "
             f"acl={self.acl.describe()}"
         )
+
+
+def _shown_id(scheme: str, ident: str) -> str:
+    return ident.split(":", 1)[0] + ":***" if scheme == "digest" else ident
+
+
+def _shown_acl(text: str) -> str:
+    """An ACL setting as an error may show it: whatever follows a digest user is masked (a
+    hash, or a cleartext password written there by mistake)."""
+    return re.sub(r"(?i)(digest:[^:,]*:)[^,]*", r"\1***", text)
 
 
 def _perm_letters(perms: int) -> str:
@@ -278,13 +290,15 @@ def _parse_acl(value: str, identified: bool) -> AclSetting:
             ok = bool(_DIGEST_ID.match(ident))
         if ok and scheme == "auth" and not identified:
             raise ConfigError(
-                ACL_KEY, text, f"auth: entries only with an identity in {AUTH} or {SSL_CERT}"
+                ACL_KEY,
+                _shown_acl(text),
+                f"auth: entries only with an identity in {AUTH} or {SSL_CERT}",
             )
         if not ok:
-            raise ConfigError(ACL_KEY, text, ACL_ACCEPTS)
+            raise ConfigError(ACL_KEY, _shown_acl(text), ACL_ACCEPTS)
         entries.append((scheme, ident, perms))
     if not entries:
-        raise ConfigError(ACL_KEY, text, ACL_ACCEPTS)
+        raise ConfigError(ACL_KEY, _shown_acl(text), ACL_ACCEPTS)
     return AclSetting("list", tuple(entries))
 
 
