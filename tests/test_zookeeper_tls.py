@@ -234,6 +234,8 @@ def test_spark_statements_lock_over_tls_with_credentials(
         rows = spark.sql("SHOW LOCKS EXTENDED").collect()
         assert [(r[0], r[1]) for r in rows] == [("default@tls_t", "SHARED")]
         assert secret not in repr(rows)
+        shown = spark.sql("SET spark.sparklock.zookeeper.auth.password").collect()
+        assert secret not in repr(shown)  # Spark's redaction: the key says "password"
         node = f"/{zk_namespace}/default/tls_t"
         lock = next(c for c in tls_client.get_children(node) if is_lock(c))
         acl = tls_client.get_acls(f"{node}/{lock}")[0]
