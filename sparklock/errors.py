@@ -31,9 +31,10 @@ class ConfigError(SparkLockError, ValueError):
 
     code = "INVALID_CONFIG"
 
-    def __init__(self, key: str, value: object, accepted: str) -> None:
+    def __init__(self, key: str, value: object, accepted: str, *, checked: bool = False) -> None:
+        """``checked``: the caller already made ``value`` safe to show (no redaction)."""
         self.key = key
-        self.value = shown_value(key, value)
+        self.value = value if checked else shown_value(key, value)
         self.accepted = accepted
         super().__init__(f"{self.code}: {key}={self.value!r} is not valid; accepted: {accepted}")
 

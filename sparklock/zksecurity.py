@@ -11,13 +11,14 @@ Secrets (the auth password, the key file's password) live in :class:`Secret`, wh
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .errors import ConfigError
+from .errors import REDACTED, ConfigError
 
 SSL_ENABLED = "spark.sparklock.zookeeper.ssl.enabled"
 SSL_CA = "spark.sparklock.zookeeper.ssl.ca"
@@ -230,9 +231,21 @@ def _parse_tls(v: Mapping[str, str], parse_bool) -> TlsSettings:
     return TlsSettings(True, ca, cert, key, password, hostname)
 
 
+def _shown_auth(text: str) -> str:
+    """An ``auth`` value as an error may show it: only the known scheme and mechanism words (a
+    password may have been written anywhere else in it)."""
+    parts = text.split(":")
+    safe = parts[:1] if parts[0].lower() in ("none", "digest", "sasl") else []
+    if safe and len(parts) > 1 and parts[1].upper() in ("DIGEST-MD5", "GSSAPI"):
+        safe.append(parts[1])
+    if not safe:
+        return REDACTED
+    return ":".join(safe) + (":..." if len(parts) > len(safe) else "")
+
+
 def _parse_auth(value: str, password: str) -> Auth:
     text = value.strip()
-    shown = text.split(":", 1)[0] + (":..." if ":" in text else "")  # never echo a password
+    shown = _shown_auth(text)
     if text.lower() == "none":
         return Auth()
     scheme, _, rest = text.partition(":")
@@ -244,13 +257,24 @@ def _parse_auth(value: str, password: str) -> Auth:
     if scheme == "sasl":
         mechanism, _, user = rest.partition(":")
         mechanism = mechanism.upper()
+        _needs_module(shown, "puresasl", "pure-sasl", "SASL")
+        if mechanism == "GSSAPI":
+            _needs_module(shown, "kerberos", "kerberos", "GSSAPI (Kerberos)")
         if mechanism == "DIGEST-MD5" and user and ":" not in user:
             if not password:
                 raise ConfigError(AUTH_PASSWORD, "", f"the password of {AUTH}={text}")
             return Auth("sasl", mechanism, user, Secret(password))
         if mechanism == "GSSAPI" and ":" not in user:
             return Auth("sasl", mechanism, user)
-    raise ConfigError(AUTH, shown, AUTH_ACCEPTS)
+    raise ConfigError(AUTH, shown, AUTH_ACCEPTS, checked=True)
+
+
+def _needs_module(shown: str, module: str, package: str, purpose: str) -> None:
+    """A SASL setting whose library is missing fails here, not as a connection time-out."""
+    if importlib.util.find_spec(module) is None:
+        raise ConfigError(
+            AUTH, shown, f"{AUTH_ACCEPTS}; {purpose} needs the {package} package", checked=True
+        )
 
 
 def _parse_acl(value: str, identified: bool) -> AclSetting:
