@@ -8,12 +8,15 @@ server for the module; each test its own namespace.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import time
 from collections.abc import Iterator
 
 import pytest
 from kazoo.client import KazooClient
 
+from sparklock.cli import main
 from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError, LockManagerUnavailableError
 from sparklock.managers.zookeeper import ZooKeeperLockManager
@@ -189,6 +192,26 @@ def test_client_certificate_alone_is_an_identity_for_creator_acls(
             ("x509", "CN=client", 31),
             ("world", "anyone", 1),
         ]
+        manager.release(held)
+    finally:
+        manager.close()
+
+
+def test_cli_takes_the_same_keys(certs, tls_zk, zk_namespace):
+    """``python -m sparklock locks --conf ...`` over TLS, and its refusal naming the key."""
+    conf = tls_conf(certs, tls_zk, zk_namespace)
+    manager = ZooKeeperLockManager(SparkLockConfig.from_conf(conf))
+    try:
+        held = manager.acquire([LockRequest(T, LockMode.SHARED)], owner="o", query_id="cli_q")
+        args = [f"--conf={k}={v}" for k, v in conf.items() if k != "spark.sparklock.manager"]
+        out = io.StringIO()
+        assert main(["locks", *args], out=out) == 0
+        assert "default@t" in out.getvalue() and "cli_q" in out.getvalue()
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            untrusted = [*args, f"--conf={SSL_CA}={certs.other_ca}"]
+            assert main(["locks", *untrusted], out=io.StringIO()) == 2
+        assert SSL_CA in err.getvalue()
         manager.release(held)
     finally:
         manager.close()
