@@ -175,6 +175,20 @@ def diagnose(
     return f"cannot connect to ZooKeeper quorum {quorum} within {timeout:g} s{detail}{hint}"
 
 
+def credentials_refused(client: KazooClient) -> bool:
+    """Whether ``client``'s connection ended because the servers refused its login."""
+    watch = client.logger
+    return isinstance(watch, ConnectionWatch) and watch.auth_failed
+
+
+def refused_on_reconnect(quorum: str, security: ZooKeeperSecurity) -> str:
+    return (
+        f"ZooKeeper {quorum} refused the credentials of {AUTH}={security.auth.identity()} on "
+        f"reconnecting (a changed password or an expired Kerberos ticket?); the next statement "
+        f"connects anew"
+    )
+
+
 def access_denied(exc: BaseException, quorum: str, what: str, security: ZooKeeperSecurity) -> str:
     """The message of a request ZooKeeper refused for want of rights, naming the keys."""
     who = security.auth.identity()

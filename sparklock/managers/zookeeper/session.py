@@ -48,6 +48,8 @@ SessionListener = Callable[[int, str], None]
 
 #: Wakes the worker so that it recomputes how long to wait (a suspension started).
 _WAKE = object()
+#: ``(_ABANDON, client)``: the worker drops a client whose credentials were refused.
+_ABANDON = object()
 
 
 class SharedZooKeeperClient:
@@ -195,7 +197,14 @@ class SharedZooKeeperClient:
         elif state == KazooState.LOST:
             self._connected.clear()
             reason = "ZooKeeper session closed" if self._stopping else "ZooKeeper session expired"
+            refused = not self._stopping and secure_connect.credentials_refused(client)
+            if refused:
+                # kazoo gives up for good on a refused login (a changed password, an expired
+                # Kerberos ticket): drop the client, so the next statement connects anew
+                reason = secure_connect.refused_on_reconnect(self.quorum, self.security)
             self._events.put((lost, reason))
+            if refused:
+                self._events.put((_ABANDON, client))
 
     def _run_worker(self) -> None:
         while True:
@@ -210,8 +219,22 @@ class SharedZooKeeperClient:
                 continue
             if event is None:
                 return
-            if event is not _WAKE:
+            if event is _WAKE:
+                continue
+            if event[0] is _ABANDON:
+                self._abandon(event[1])
+            else:
                 self._notify(*event)
+
+    def _abandon(self, client: KazooClient) -> None:
+        """Forget ``client`` (its login was refused); the next request starts a new one."""
+        with self._state_lock:
+            if self._current is client:
+                self._current = None
+        with self._lock:
+            if self.client is client:
+                self.client = None
+        self._shut(client)
 
     def _presume_expired(self, suspended: tuple[KazooClient, float]) -> None:
         """Suspended for a whole session timeout: the servers have expired the session (no
