@@ -84,10 +84,19 @@ def make_certificates(root: Path, hostname_san: str = "IP:127.0.0.1,DNS:localhos
     )  # fmt: skip
 
 
-def tls_server(certs: Certificates, client_auth: str = "need") -> ZooKeeperServer:
+class TlsZooKeeperServer(ZooKeeperServer):
+    """A ZooKeeper serving TLS on ``secure_port`` besides its plain ``port``."""
+
+    def __init__(self, secure_port: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.secure_port = secure_port
+
+
+def tls_server(certs: Certificates, client_auth: str = "need") -> TlsZooKeeperServer:
     """A ZooKeeper serving TLS on ``secure_port`` (its plain port stays, for the probes)."""
     secure_port = free_port()
-    server = ZooKeeperServer(
+    return TlsZooKeeperServer(
+        secure_port,
         extra_config=[
             f"secureClientPort={secure_port}",
             "secureClientPortAddress=127.0.0.1",
@@ -97,10 +106,8 @@ def tls_server(certs: Certificates, client_auth: str = "need") -> ZooKeeperServe
             f"ssl.trustStore.location={certs.ca}",
             "ssl.trustStore.type=PEM",
             f"ssl.clientAuth={client_auth}",
-        ]
+        ],
     )
-    server.secure_port = secure_port  # type: ignore[attr-defined]
-    return server
 
 
 def sasl_server(root: Path, users: dict[str, str]) -> ZooKeeperServer:
