@@ -8,6 +8,8 @@ sparklock created: the README's Security section says so, this shows it.
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from sparklock.config import SparkLockConfig
@@ -22,6 +24,7 @@ from tests.support.hive_harness import (
     build_harness,
     missing_requirements,
 )
+from tests.support.zk_security import sasl_server
 
 pytestmark = [pytest.mark.hive_interop, pytest.mark.zookeeper]
 
@@ -30,6 +33,7 @@ if _missing:
     pytest.skip(f"Hive harness unavailable: {_missing}", allow_module_level=True)
 
 P1 = LockObject.of_partition("default", "t", {"p": "1"})
+P2 = LockObject.of_partition("default", "t", {"p": "2"})
 P3 = LockObject.of_partition("default", "t", {"p": "3"})
 T = LockObject.of_table("default", "t")
 
@@ -101,3 +105,49 @@ def test_under_creator_hive_sees_sparklock_locks_but_cannot_lock_below_them(hive
         hive.lock("default@t2", "SHARED")  # a new table's node would go below alice's default
     assert [(r.name, r.mode) for r in hive.show("default@t")] == [("default@t", "SHARED")]
     spark.release(held)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("puresasl") is None,
+    reason="pure-sasl not installed (kazoo's SASL support; setup.cfg installs it)",
+)
+def test_under_creator_hive_with_the_same_sasl_identity_locks_as_a_peer(tmp_path, zk_namespace):
+    """Hive's ZooKeeper client logs in with SASL from a JAAS ``Client`` section: as the same
+    identity as sparklock, ``creator`` nodes are its own too and the two interoperate."""
+    server = sasl_server(tmp_path / "server", {"spark": "spark-secret"})
+    client_jaas = tmp_path / "client-jaas.conf"
+    client_jaas.write_text(
+        "Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n"
+        '  username="spark" password="spark-secret";\n};\n'
+    )
+    server.start()
+    try:
+        conf = {
+            "spark.sparklock.manager": "zookeeper",
+            "spark.sparklock.zookeeper.quorum": server.address,
+            "spark.sparklock.zookeeper.namespace": zk_namespace,
+            "spark.sparklock.lock.numRetries": "1",
+            AUTH: "sasl:DIGEST-MD5:spark",
+            AUTH_PASSWORD: "spark-secret",
+            ACL_KEY: "creator",
+        }
+        spark = ZooKeeperLockManager(SparkLockConfig.from_conf(conf))
+        # ZooKeeper 3.9's Java client refuses DIGEST-MD5 in its default FIPS mode
+        options = [
+            f"-Djava.security.auth.login.config={client_jaas}",
+            "-Dzookeeper.fips-mode=false",
+        ]
+        with HiveLockHarness(
+            server.address, zk_namespace, build_dir=build_harness(), jvm_options=options
+        ) as hive:
+            hive.query("hive_q", "select 1")
+            held = spark.acquire([LockRequest(P1, LockMode.EXCLUSIVE)], owner="o", query_id="q")
+            assert hive.lock("default@t@p=1", "SHARED").refused  # a conflict, not NoAuth
+            assert hive.lock("default@t@p=2", "EXCLUSIVE").granted  # below sparklock's nodes
+            with pytest.raises(LockConflictError):
+                spark.acquire([LockRequest(P2, LockMode.SHARED)], owner="o", query_id="q2")
+            assert hive.unlock("default@t@p=2") == 1
+            spark.release(held)
+        spark.close()
+    finally:
+        server.cleanup()

@@ -144,9 +144,16 @@ class HiveLockHarness:
     """One JVM running Hive's ZooKeeperHiveLockManager against ``address`` (host:port)."""
 
     def __init__(
-        self, address: str, namespace: str, *, timeout: float = 60.0, build_dir: Path | None = None
+        self,
+        address: str,
+        namespace: str,
+        *,
+        timeout: float = 60.0,
+        build_dir: Path | None = None,
+        jvm_options: Iterable[str] = (),
     ) -> None:
         self.address = address
+        self.jvm_options = list(jvm_options)  # e.g. a JAAS file: Hive's ZooKeeper credentials
         self.namespace = namespace
         self.timeout = timeout
         self.build_dir = build_dir
@@ -165,6 +172,7 @@ class HiveLockHarness:
                 [
                     "java",
                     *JVM_OPTIONS,
+                    *self.jvm_options,
                     "-cp",
                     f"{classes}{os.pathsep}{CLASSPATH}",
                     MAIN_CLASS,
