@@ -1,4 +1,5 @@
-"""The process's one ZooKeeper session: a shared, reference-counted kazoo client per quorum.
+"""The process's one ZooKeeper session: a shared, reference-counted kazoo client per quorum
+(and identity: TLS and credentials, see :mod:`.secure_connect`).
 
 Hive learnt this the hard way (HIVE-9119): a client per query exhausts ZooKeeper's connection
 limit. Besides the connection this room owns the session *generation* (bumped on every lost
