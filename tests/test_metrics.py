@@ -21,9 +21,12 @@ import pytest
 
 pyspark = pytest.importorskip("pyspark")
 
+from kazoo.client import KazooClient  # noqa: E402
+
 from sparklock.service import get_service  # noqa: E402
-from tests.support.locks import wait_for  # noqa: E402
-from tests.support.spark import SparkSpec  # noqa: E402
+from sparklock.spark import telemetry_sink  # noqa: E402
+from tests.support.locks import session_manager, wait_for  # noqa: E402
+from tests.support.spark import SparkSpec, register_udfs, zookeeper_conf  # noqa: E402
 from tests.support.spark_ui import (  # noqa: E402
     UI_CONF,
     event_log_lines,
@@ -31,6 +34,7 @@ from tests.support.spark_ui import (  # noqa: E402
     sparklock_metrics,
     sql_executions,
 )
+from tests.support.zookeeper import ZooKeeperServer  # noqa: E402
 
 pytestmark = pytest.mark.spark
 
@@ -261,3 +265,88 @@ def _seconds(value: str) -> float:
     number, unit = value.split()[-2:]
     scale = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
     return float(number) * scale.get(unit, 0.0)
+
+
+# -- ZooKeeper: the connection gauge, locks lost, releases retried ------------------------------
+def _figure(spark, name: str):
+    telemetry_sink.sink().flush()  # Python's reports reach the JVM in batches
+    return sparklock_metrics(spark)[name]
+
+
+def _expire(address: str, session_id: int, password: bytes) -> None:
+    """Expire a live ZooKeeper session for real: another client resumes it and closes it."""
+    thief = KazooClient(hosts=address, client_id=(session_id, password))
+    thief.start(10)
+    thief.stop()
+    thief.close()
+
+
+@pytest.mark.zookeeper
+def test_zookeeper_connection_and_locks_lost(spark, zk_server, zk_namespace):
+    """The gauge follows the connection; a session expired under a running statement counts its
+    locks as lost, and the statement's release event carries LOCKS_LOST."""
+    zk_session = session(
+        spark,
+        **zookeeper_conf(zk_server.address, zk_namespace),
+        **{"spark.sparklock.zookeeper.sessionTimeout": "6s"},  # a shared client of its own
+    )
+    register_udfs(zk_session)  # temporary functions: per session
+    zk_session.sql("SELECT count(*) FROM t").collect()  # connects
+    assert wait_for(lambda: _figure(spark, "zookeeperConnected") == 1, 20)
+    before = sparklock_metrics(spark)
+    client = session_manager(zk_session).shared_client.client
+    session_id, password = client.client_id
+    t, box = in_thread(lambda: zk_session.sql("SELECT slow(k, 4) FROM t").collect())
+    assert wait_for(lambda: sparklock_metrics(spark)["locksHeld"] == 2, 20)
+    time.sleep(0.5)
+    _expire(zk_server.address, session_id, password)
+    t.join(30)
+    assert "LOCKS_LOST" in str(box.get("error")), box
+    assert wait_for(lambda: _figure(spark, "locksLost") - before["locksLost"] == 2, 20)
+    after = sparklock_metrics(spark)
+    assert after["locksHeld"] == 0
+    assert delta(after, before, "releases") == 0  # the hold ended, but nothing was released
+    assert after["lockHoldTime"]["count"] - before["lockHoldTime"]["count"] == 1
+    lost = [
+        e
+        for e in event_log_lines(EVENT_LOG, spark)
+        if e["Event"] == RELEASED and str(e["error"]).startswith("LOCKS_LOST")
+    ]
+    assert wait_for(lambda: lost or None, 1) and lost[-1]["lockCount"] == 2
+    zk_session.sql("SELECT count(*) FROM t").collect()  # a new session
+    assert wait_for(lambda: _figure(spark, "zookeeperConnected") == 1, 20)
+
+
+@pytest.mark.zookeeper
+def test_release_retries_are_counted(spark, zk_namespace):
+    """The server dies while a statement holds its locks: the release is tried again (the
+    manager's unlock.numRetries, then the background retrier) until the server is back."""
+    with ZooKeeperServer() as server:
+        zk_session = session(
+            spark,
+            **zookeeper_conf(server.address, zk_namespace),
+            **{
+                "spark.sparklock.zookeeper.sessionTimeout": "30s",
+                "spark.sparklock.zookeeper.connectionTimeout": "500ms",
+                "spark.sparklock.unlock.numRetries": "2",
+            },
+        )
+        register_udfs(zk_session)
+        zk_session.sql("SELECT count(*) FROM t").collect()  # connects
+        before = sparklock_metrics(spark)
+        t, box = in_thread(lambda: zk_session.sql("SELECT slow(k, 2) FROM t").collect())
+        assert wait_for(lambda: sparklock_metrics(spark)["locksHeld"] == 2, 20)
+        server.stop(kill=True)
+        assert wait_for(lambda: _figure(spark, "zookeeperConnected") == 0, 20)
+        t.join(60)
+        assert "UNLOCK_FAILED" in str(box.get("error")), box
+        server.start()  # same port and data: the session and its locks are still there
+        svc = get_service()
+        assert wait_for(lambda: svc.unreleased() == [], 30), svc.unreleased()
+        after = sparklock_metrics(spark)
+        assert wait_for(lambda: _figure(spark, "releasesRetried") - before["releasesRetried"] >= 2)
+        assert _figure(spark, "zookeeperConnected") == 1
+        assert after["locksHeld"] == 0
+        released = [e for e in event_log_lines(EVENT_LOG, spark) if e["Event"] == RELEASED]
+        assert str(released[-1]["error"]).startswith("UNLOCK_FAILED"), released[-1]
+        session_manager(zk_session).close()  # leave no client reconnecting to a stopped server
