@@ -28,15 +28,15 @@ UI_CONF = {
 }
 
 
-def get(spark: SparkSession, path: str) -> str:
-    """GET ``path`` of the driver UI (``sc.uiWebUrl``)."""
-    url = spark.sparkContext.uiWebUrl
+def get(spark: SparkSession | str, path: str) -> str:
+    """GET ``path`` of the driver UI (``sc.uiWebUrl``, or a UI's base URL)."""
+    url = spark if isinstance(spark, str) else spark.sparkContext.uiWebUrl
     assert url, "the session runs without its UI"
     with urllib.request.urlopen(url.rstrip("/") + path, timeout=30) as answer:
         return answer.read().decode("utf-8")
 
 
-def sparklock_metrics(spark: SparkSession) -> dict[str, Any]:
+def sparklock_metrics(spark: SparkSession | str) -> dict[str, Any]:
     """``/metrics/json/``'s ``sparklock`` source, by metric name: a counter's count, a gauge's
     value, a timer's whole object (``count``, ``max`` in milliseconds, ...)."""
     data = json.loads(get(spark, "/metrics/json/"))
