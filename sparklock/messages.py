@@ -47,14 +47,17 @@ class Done:
 
 @dataclass(frozen=True)
 class Acquired:
-    """``acquire``'s answer: the handle to release ("" when nothing needed locking), and whether
+    """``acquire``'s answer: the handle to release ("" when nothing needed locking), whether
     the JVM re-lists the files the statement reads (``spark.sparklock.read.refreshListing``: the
-    key is this side's, the JVM only reads this answer)."""
+    key is this side's, the JVM only reads this answer), and for the JVM's metrics and listener
+    events how many locks were granted and how long getting them took."""
 
     ok: bool = True
     error: str | None = None
     handle: str = ""
     refresh_listing: bool = True
+    lock_count: int | None = None
+    waited_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,17 @@ class Rows:
     error: str | None = None
     columns: list[str] = field(default_factory=list)
     rows: list[list[str | None]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Report:
+    """What only this side sees, for the JVM's metrics (``LockTelemetry.report`` takes a JSON
+    array of these, see :mod:`sparklock.telemetry`): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
+    ``count``; ``ZOOKEEPER_STATE`` sets the connection gauge from ``detail`` (kazoo's state)."""
+
+    event: str
+    count: int = 1
+    detail: str | None = None
 
 
 def refused(error: str) -> Done:

@@ -31,6 +31,7 @@ from .errors import SparkLockError
 
 EXTENSION_CLASS = "io.sparklock.shim.SparkLockExtensions"
 BRIDGE_CLASS = "io.sparklock.shim.SparkLockBridge"
+PLUGIN_CLASS = "io.sparklock.shim.SparkLockPlugin"
 JAR_NAME = "sparklock-shim.jar"
 JAVA_RELEASE = "17"
 SPARK_VERSION_ATTRIBUTE = "Sparklock-Spark-Version"

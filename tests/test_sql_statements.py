@@ -462,6 +462,7 @@ MESSAGES = {
     "Messages$Rows": messages.Rows,
     "Messages$LockTarget": messages.LockTarget,
     "Messages$CommandRequest": messages.CommandRequest,
+    "Messages$Report": messages.Report,
 }
 
 

@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from .. import telemetry
 from ..config import LockSettings
 from ..errors import LockConflictError, LocksLostError, SparkLockError
 from ..model import (  # noqa: F401  (LockMode re-exported for managers)
@@ -71,6 +72,8 @@ class HeldLocks:
     lost_reason: str | None = None
     released: bool = False
     acquired_at: float = field(default_factory=time.monotonic)
+    #: How long asking for these locks took until the grant (set by the service; metrics).
+    waited_ns: int = 0
     # Manager-private: what the manager needs to release these locks (entries, znode paths).
     handles: list = field(default_factory=list, repr=False)
     _lost_callbacks: list[Callable[[HeldLocks], None]] = field(default_factory=list, repr=False)
@@ -105,6 +108,7 @@ class HeldLocks:
             self.lost_reason = reason
             callbacks, self._lost_callbacks = self._lost_callbacks, []
         log.error("sparklock: query %s lost its locks: %s", self.query_id, reason)
+        telemetry.emit(telemetry.LOCKS_LOST, len(self.locks), self.query_id)
         for cb in callbacks:
             try:
                 cb(self)

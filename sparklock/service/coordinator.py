@@ -107,17 +107,18 @@ class LockService:
                 client=facts.client_address or None,
                 user=facts.user or "",
             )
+        granted = time.monotonic_ns()
+        held.waited_ns = granted - asked  # asking for the locks until granted
         handle = f"{query_id}#{next(self._ids)}"
         with self._guard:
             self._held[handle] = held
         if self._journal.on:
-            granted = time.monotonic_ns()
             self._journal.record(
                 {
                     "ev": "held",
                     "handle": handle,
                     "t": granted,
-                    "waited_ns": granted - asked,  # asking for the locks until granted
+                    "waited_ns": held.waited_ns,
                     "session": session,
                     "root": facts.root_execution_id,
                     "execution": facts.execution_id,

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 
+from .. import telemetry
 from ..errors import SparkLockError
 from ..managers import HeldLocks
 
@@ -68,6 +69,7 @@ class ReleaseRetrier:
         for handle, held in pending:
             why = pointless(held)
             if why is None:
+                telemetry.emit(telemetry.RELEASE_RETRIED)
                 try:
                     held.release()
                 except SparkLockError as e:

@@ -46,6 +46,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
       ``sparklock.shim``);
     * ``spark.sql.extensions``: ``io.sparklock.shim.SparkLockExtensions``, which takes the locks of
       every statement and parses the lock statements;
+    * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
+      metric source with the driver's metrics system (README "Metrics");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
       service attached to its JVM (:func:`attach`).
 
@@ -79,6 +81,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     builder.config(
         "spark.sql.extensions", _append(options.get("spark.sql.extensions"), shim.EXTENSION_CLASS)
     )
+    builder.config("spark.plugins", _append(options.get("spark.plugins"), shim.PLUGIN_CLASS))
     original = builder.getOrCreate
     if getattr(original, "_sparklock_wrapped", False):
         return builder
@@ -157,6 +160,7 @@ def attach(spark: Any):
     from pyspark.java_gateway import ensure_callback_server_started
 
     from .. import shim
+    from . import telemetry_sink
     from .callback import PyLockCallback
 
     gateway = spark.sparkContext._gateway
@@ -180,6 +184,7 @@ def attach(spark: Any):
             callback = PyLockCallback()
             bridge.setCallback(callback)
             _callbacks[id(gateway)] = callback
+        telemetry_sink.install(spark)  # the metric source, also where spark.plugins was replaced
         return callback
 
 

@@ -61,8 +61,15 @@ class PyLockCallback:
         def run() -> Acquired:
             facts = parse_facts(facts_json)
             self._record(facts)
-            handle = _service().acquire(facts)
-            return Acquired(handle=handle or "", refresh_listing=_refresh_listing(facts))
+            service = _service()
+            handle = service.acquire(facts)
+            held = service.held(handle) if handle else None
+            return Acquired(
+                handle=handle or "",
+                refresh_listing=_refresh_listing(facts),
+                lock_count=len(held.locks) if held is not None else 0,
+                waited_ns=held.waited_ns if held is not None else None,
+            )
 
         return self._answer("acquire", run)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from kazoo.exceptions import KazooException, NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from ... import telemetry
 from ...errors import LockManagerUnavailableError, SparkLockError
 from .layout import deepest_first, object_paths
 from .owners import OwnerRegistry
@@ -237,6 +238,7 @@ class Cleanup:
             except (LockManagerUnavailableError, KazooException) as exc:
                 last = exc
             if remaining and attempt + 1 < tries:
+                telemetry.emit(telemetry.RELEASE_RETRIED)
                 self.transport.shared.wait_connected(delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)

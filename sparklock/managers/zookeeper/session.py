@@ -29,6 +29,7 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import KazooState
 
+from ... import telemetry
 from ...errors import LockManagerUnavailableError
 from ...zksecurity import PLAIN, ZooKeeperSecurity
 from . import secure_connect
@@ -189,6 +190,7 @@ class SharedZooKeeperClient:
             lost = self.generation
             if state == KazooState.LOST:
                 self.generation = lost + 1
+        telemetry.emit(telemetry.ZOOKEEPER_STATE, detail=str(state))  # queued: never blocks
         if state == KazooState.CONNECTED:
             self._connected.set()
         elif state == KazooState.SUSPENDED:

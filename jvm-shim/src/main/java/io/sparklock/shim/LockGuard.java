@@ -73,6 +73,11 @@ public final class LockGuard {
     /** Whether to re-list the read files after the grant (Python's answer, from its config). */
     volatile boolean refreshListing = true;
     final AtomicBoolean released = new AtomicBoolean(false);
+    /** For the metrics and events ({@link LockTelemetry}): the grant, as Python answered it. */
+    volatile SparkContext sc;
+    volatile int lockCount;
+    volatile long waitedNs = -1; // -1: no call into Python was made
+    volatile long grantedAtNanos;
 
     Held(String executionId, String rootExecutionId) {
       this.executionId = executionId;
@@ -113,7 +118,7 @@ public final class LockGuard {
     if (c.executionId == null) {
       // No SQL execution (an internal caller): lock around the call itself.
       Held held = new Held(null, null);
-      acquire(held, facts(c, node, held));
+      acquire(node, held, facts(c, node, held));
       return runThenRelease(node.sparkContext(), held, afterGrant(c, node, held, body));
     }
     Held held = new Held(c.executionId, c.rootExecutionId);
@@ -121,7 +126,7 @@ public final class LockGuard {
       return body.get(); // this execution already holds its locks
     }
     try {
-      acquire(held, facts(c, node, held));
+      acquire(node, held, facts(c, node, held));
     } catch (Throwable e) {
       HELD.remove(c.executionId, held);
       throw e;
@@ -212,7 +217,7 @@ public final class LockGuard {
     }
     if (c.executionId == null) {
       Held held = new Held(null, null);
-      acquire(held, facts(c, node, held));
+      acquire(node, held, facts(c, node, held));
       try {
         afterGrant(c, node, held, () -> null).get();
       } finally {
@@ -225,7 +230,7 @@ public final class LockGuard {
       return;
     }
     try {
-      acquire(held, facts(c, node, held));
+      acquire(node, held, facts(c, node, held));
     } catch (Throwable e) {
       HELD.remove(c.executionId, held);
       throw e;
@@ -282,8 +287,22 @@ public final class LockGuard {
       return;
     }
     if (held.released.compareAndSet(false, true)) {
-      releaseOffThread(held.handle);
+      String error = null;
+      try {
+        releaseOffThread(held.handle);
+      } catch (RuntimeException e) {
+        error = String.valueOf(e.getMessage());
+        throw e;
+      } finally {
+        LockTelemetry.released(held.sc, executionIdOf(held), held.handle, held.lockCount,
+            System.nanoTime() - held.grantedAtNanos, error);
+      }
     }
+  }
+
+  private static Long executionIdOf(Held held) {
+    long id = parse(held.executionId);
+    return id == Long.MAX_VALUE ? null : id;
   }
 
   /** Threads that call Python's release (daemon, created on demand, reused). */
@@ -385,7 +404,7 @@ public final class LockGuard {
    * nothing could be locked, so the round trip
    * (~0.1–0.4 ms) is skipped. A missing callback still fails closed.
    */
-  private static void acquire(Held held, Facts facts) {
+  private static void acquire(SparkLockExec node, Held held, Facts facts) {
     if (facts.namesNothing()) {
       if (SparkLockBridge.callback() == null) {
         throw new SparkLockException(SparkLockBridge.NOT_ATTACHED);
@@ -393,9 +412,32 @@ public final class LockGuard {
       held.handle = "";
       return;
     }
-    Messages.Acquired granted = SparkLockBridge.acquire(FactsExtractor.toJson(facts));
+    SparkContext sc = node.sparkContext();
+    held.sc = sc;
+    String json = FactsExtractor.toJson(facts);
+    long start = System.nanoTime();
+    Messages.Acquired granted;
+    LockTelemetry.waitStarted();
+    try {
+      granted = SparkLockBridge.acquire(json);
+    } catch (Throwable e) {
+      long waited = System.nanoTime() - start;
+      node.recordLockWait(waited, held.executionId); // the SQL tab shows a refused wait too
+      LockTelemetry.refused(sc, executionIdOf(held), facts.sql(), e, waited);
+      throw e;
+    } finally {
+      LockTelemetry.waitEnded();
+    }
+    held.grantedAtNanos = System.nanoTime();
     held.refreshListing = granted.refreshListing();
     held.handle = granted.handle() == null ? "" : granted.handle();
+    held.waitedNs = granted.waitedNs() != null ? granted.waitedNs() : held.grantedAtNanos - start;
+    node.recordLockWait(held.waitedNs, held.executionId);
+    if (!held.handle.isEmpty()) {
+      held.lockCount = granted.lockCount() == null ? 0 : granted.lockCount();
+      LockTelemetry.granted(sc, executionIdOf(held), held.handle, facts.sql(), held.lockCount,
+          held.waitedNs, true);
+    }
   }
 
   private static Facts facts(Context c, SparkLockExec node, Held held) {

@@ -28,6 +28,8 @@ final class LockStatementRunner {
         return rowsOf(statement, command(session, request(statement, session,
             statement.nameParts() == null ? null : LockTargets.resolve(statement, session))));
       case LOCK:
+        lock(session, request(statement, session, LockTargets.resolve(statement, session)));
+        return Collections.emptyList();
       case UNLOCK:
         command(session, request(statement, session, LockTargets.resolve(statement, session)));
         return Collections.emptyList();
@@ -66,6 +68,29 @@ final class LockStatementRunner {
         caller == null ? null : caller.client(),
         null,
         null);
+  }
+
+  /**
+   * LOCK TABLE, counted as a grant or a refusal of one lock ({@link LockTelemetry}; the wait is
+   * the call's duration). Its release (UNLOCK, a closed server session) is not timed here.
+   */
+  private static void lock(SparkSession session, Messages.CommandRequest request) {
+    if (!isEnabled(session)) {
+      command(session, request);
+      return;
+    }
+    SparkContext sc = ClassicSession.of(session).sparkContext();
+    long start = System.nanoTime();
+    LockTelemetry.waitStarted();
+    try {
+      command(session, request);
+    } catch (RuntimeException e) {
+      LockTelemetry.refused(sc, null, request.sql(), e, System.nanoTime() - start);
+      throw e;
+    } finally {
+      LockTelemetry.waitEnded();
+    }
+    LockTelemetry.granted(sc, null, null, request.sql(), 1, System.nanoTime() - start, false);
   }
 
   private static Messages.Rows command(SparkSession session, Messages.CommandRequest request) {

@@ -31,12 +31,14 @@ public final class Messages {
   public record Done(boolean ok, String error) implements Answer {}
 
   /**
-   * {@code acquire}'s answer: the handle to release ("" when nothing was locked), and whether to
+   * {@code acquire}'s answer: the handle to release ("" when nothing was locked), whether to
    * re-list the files the statement reads ({@code spark.sparklock.read.refreshListing}, a key
-   * Python owns and validated; absent = true).
+   * Python owns and validated; absent = true), and for the metrics and events
+   * ({@link LockTelemetry}) how many locks were granted and how long getting them took (absent:
+   * 0 locks, and the JVM's own measure of the call).
    */
-  public record Acquired(boolean ok, String error, String handle, Boolean refreshListing)
-      implements Answer {
+  public record Acquired(boolean ok, String error, String handle, Boolean refreshListing,
+      Integer lockCount, Long waitedNs) implements Answer {
     @Override
     public Boolean refreshListing() {
       return refreshListing == null || refreshListing;
@@ -82,6 +84,13 @@ public final class Messages {
           jobTags, null, null, reason, serverSession);
     }
   }
+
+  /**
+   * What only Python sees, for the metrics ({@link LockTelemetry#report}, a JSON array of these):
+   * {@code event} is {@code RELEASE_RETRIED} / {@code LOCKS_LOST} ({@code count} of them) or
+   * {@code ZOOKEEPER_STATE} ({@code detail}: kazoo's state, {@code CONNECTED}, ...).
+   */
+  public record Report(String event, long count, String detail) {}
 
   /** {@code value} as JSON text. */
   static String write(Object value) {

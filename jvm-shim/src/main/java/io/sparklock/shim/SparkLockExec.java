@@ -6,6 +6,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.metric.SQLMetrics$;
 import scala.Tuple2;
 import scala.collection.immutable.Seq;
 
@@ -14,11 +16,18 @@ import scala.collection.immutable.Seq;
  * {@code executeTail}/{@code executeCollectIterator} acquire, run the child and release before
  * returning (see {@link LockGuard}); {@code doExecute} (RDD paths: toLocalIterator, Arrow,
  * foreach, df.rdd) acquires and leaves the release to the query-end listener.
+ *
+ * <p>Its SQL metric {@value #LOCK_WAIT_METRIC} shows in the SQL tab's plan how long the
+ * statement waited for its locks (a driver-side metric, posted once the locks are granted).
  */
 public class SparkLockExec extends SingleChildExec {
   private static final long serialVersionUID = 1L;
 
+  static final String LOCK_WAIT_METRIC = "lock wait time";
+
   private final SparkPlan child;
+  /** Created on first use, on the driver (the plan info of the SQL tab asks at execution start). */
+  private transient volatile scala.collection.immutable.Map<String, SQLMetric> metrics;
 
   public SparkLockExec(SparkPlan child) {
     this.child = child;
@@ -63,6 +72,42 @@ public class SparkLockExec extends SingleChildExec {
   @Override
   public <T> org.apache.spark.broadcast.Broadcast<T> doExecuteBroadcast() {
     return child.executeBroadcast();
+  }
+
+  // ------------------------------------------------------------------ SQL metric
+
+  @Override
+  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
+    scala.collection.immutable.Map<String, SQLMetric> m = metrics;
+    if (m == null) {
+      synchronized (this) {
+        m = metrics;
+        if (m == null) {
+          SQLMetric wait = SQLMetrics$.MODULE$.createNanoTimingMetric(sparkContext(),
+              LOCK_WAIT_METRIC, SQLMetrics$.MODULE$.createNanoTimingMetric$default$3());
+          m = scala.collection.immutable.Map$.MODULE$.<String, SQLMetric>empty()
+              .updated(LOCK_WAIT_METRIC, wait);
+          metrics = m;
+        }
+      }
+    }
+    return m;
+  }
+
+  /** The lock wait of the execution this node locked, for the SQL tab (driver metric update). */
+  void recordLockWait(long waitedNs, String executionId) {
+    try {
+      SQLMetric wait = metrics().apply(LOCK_WAIT_METRIC);
+      wait.set(Math.max(0, waitedNs));
+      if (executionId != null) {
+        SQLMetrics$.MODULE$.postDriverMetricUpdates(sparkContext(), executionId,
+            ScalaInterop.seq(java.util.List.of(wait)));
+      }
+    } catch (RuntimeException e) {
+      // A metric must never fail the statement.
+      org.slf4j.LoggerFactory.getLogger(SparkLockExec.class)
+          .debug("sparklock: recording the lock wait failed: {}", e.toString());
+    }
   }
 
   // ------------------------------------------------------------------ plan node plumbing
