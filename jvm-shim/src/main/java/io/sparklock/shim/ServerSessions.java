@@ -169,6 +169,11 @@ public final class ServerSessions {
         null));
   }
 
+  /** End the lock waits of a job group in Python ({@link CancelledJobGroups}). */
+  static void cancelWaitsOfGroup(String group, String reason) {
+    callQuietly(Messages.CommandRequest.ofServer("CANCEL_WAITS", null, group, null, reason, null));
+  }
+
   private static void callQuietly(Messages.CommandRequest request) {
     LockCallback cb = SparkLockBridge.callback();
     if (cb == null) {
