@@ -22,7 +22,7 @@ FAST = {"spark.sparklock.lock.numRetries": "1", "spark.sparklock.lock.retryInter
 OWNER = {**FAST, "spark.sparklock.unlock.policy": "owner", "spark.sparklock.admins": "root, ops"}
 
 
-@pytest.fixture(params=["embedded", "zookeeper"])
+@pytest.fixture(params=["embedded", pytest.param("zookeeper", marks=pytest.mark.zookeeper)])
 def conf(request):
     """The manager's keys (a ZooKeeper one on the session's real server, own namespace)."""
     if request.param == "embedded":
