@@ -1,7 +1,8 @@
 """``spark.sparklock.unlock.policy=owner`` with real beeline users of one Thrift server, on a real
 ZooKeeper and on the embedded manager (issue 17 item 4): another user's UNLOCK is refused naming
 the owner, the owner's and an admin's succeed, and no session can switch the policy off for
-itself (the keys are static SQL confs: Spark itself refuses ``SET``)."""
+itself (the keys are static SQL confs: Spark itself refuses ``SET``). Also: the query-text keys
+(item 5) are a session's own, set with ``SET``."""
 
 from __future__ import annotations
 
@@ -73,3 +74,20 @@ def test_a_session_cannot_change_the_policy_for_itself(server):
             assert held(server) == [("EXCLUSIVE", "EXPLICIT", "alice")]
     finally:
         ok(beeline(server.port, "alice", "UNLOCK TABLE t"))
+
+
+@pytest.mark.parametrize(
+    "settings,expected",
+    [
+        ("SET spark.sparklock.lock.queryString.mode=summary", "LOCK TABLE default@t SHARED"),
+        ("SET spark.sparklock.lock.queryString.maxLength=4", "LOCK"),
+    ],
+)
+def test_query_text_settings_are_per_session(server, settings, expected):
+    """The query-text keys travel with the session's conf (issue 17 item 5)."""
+    ok(beeline(server.port, "erin", f"{settings}; LOCK TABLE t SHARED /* 'literal' */"))
+    try:
+        shown = rows(beeline(server.port, "root", "SHOW LOCKS t EXTENDED"))
+        assert [x[5] for x in shown if len(x) == 8] == [expected]
+    finally:
+        ok(beeline(server.port, "erin", "UNLOCK TABLE t"))
