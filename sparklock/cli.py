@@ -2,6 +2,7 @@
 
     python -m sparklock locks   [--object NAME]            # like SHOW LOCKS EXTENDED
     python -m sparklock release NAME                       # force-release every lock on NAME
+                                                           # (operator override of unlock.policy)
     python -m sparklock stale   [--older-than 24h] [--apply]
     python -m sparklock zookeeper [--port 2181] [--data-dir D]  # a local server, development only
     python -m sparklock thriftserver   [--host H] [--port P] [--hive] [--conf k=v]...  # servers:
@@ -62,12 +63,20 @@ def cmd_locks(m: ZooKeeperLockManager, args, out) -> int:
     return 0
 
 
+#: What ``release`` says of itself: the operator's override of who may UNLOCK.
+RELEASE_OVERRIDE = (
+    "operator override: spark.sparklock.unlock.policy does not apply to this command; "
+    "it removes the locks whoever holds them"
+)
+
+
 def cmd_release(m: ZooKeeperLockManager, args, out) -> int:
     removed = m.unlock(LockObject.parse(args.name))
+    print(RELEASE_OVERRIDE, file=out)
     for i in removed:
         print(
             f"released {i.mode.value} {i.data.lock_type.value} lock {i.lock_id} "
-            f"(query_id={i.data.query_id})",
+            f"(query_id={i.data.query_id}, user={i.data.user or '?'})",
             file=out,
         )
     return 0
@@ -125,7 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--object", help="only this object and below, e.g. default@t or default@t@p=1")
     s.set_defaults(run=cmd_locks)
     s = sub.add_parser(
-        "release", parents=[common], help="force-release every lock on exactly one object (UNLOCK)"
+        "release",
+        parents=[common],
+        help="force-release every lock on exactly one object, whoever holds it (UNLOCK as the "
+        "operator's override: spark.sparklock.unlock.policy does not apply)",
+        description="Force-release every lock on exactly one object, whoever holds it: the "
+        "operator's override, not subject to spark.sparklock.unlock.policy (anyone who can "
+        "write the ZooKeeper namespace can do this; see README, Security).",
     )
     s.add_argument("name", help="Hive display name: db, db@t, db@t@p=1/q=2")
     s.set_defaults(run=cmd_release)

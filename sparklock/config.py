@@ -212,8 +212,41 @@ KEYS: tuple[ConfigKey, ...] = (
         "What happens to a server session's LOCK TABLE locks when the session closes: keep "
         "(Hive's behaviour) or release.",
     ),
+    ConfigKey(
+        "spark.sparklock.unlock.policy",
+        "any",
+        "Who may UNLOCK: any (Hive's behaviour: every session may remove any lock) or owner "
+        "(only the user who holds the locks on the object, or an admin). Application-wide.",
+    ),
+    ConfigKey(
+        "spark.sparklock.admins",
+        "",
+        "Comma-separated users who may UNLOCK any lock under unlock.policy=owner. "
+        "Application-wide.",
+    ),
+    ConfigKey(
+        "spark.sparklock.lock.queryString.maxLength",
+        "10000",
+        "Characters of the statement text kept in lock data (Hive's "
+        "hive.lock.query.string.max.length); 0 keeps none.",
+    ),
+    ConfigKey(
+        "spark.sparklock.lock.queryString.mode",
+        "full",
+        "full (the statement text) or summary (only the statement's kind and the objects it "
+        "locks: no literals).",
+    ),
 )
 DEFAULTS = {k.key: k.default for k in KEYS}
+
+#: Keys a session must not change for itself (the JVM registers them as static SQL confs, so
+#: ``SET``/``spark.conf.set`` of them fails): who may UNLOCK is the application's decision, not
+#: the asking session's.
+APPLICATION_WIDE_KEYS = ("spark.sparklock.unlock.policy", "spark.sparklock.admins")
+
+#: Query text kept in lock data at most (characters): four UTF-8 bytes each stay well below
+#: ZooKeeper's 1 MB node limit (jute.maxbuffer).
+QUERY_STRING_MAX_LENGTH_LIMIT = 200_000
 
 
 @dataclass(frozen=True)
@@ -263,6 +296,57 @@ class Escalation:
 
 
 @dataclass(frozen=True)
+class UnlockPolicy:
+    """Who may UNLOCK (issue 17): ``any`` is Hive's behaviour; ``owner`` lets only the user in the
+    locks' data (``u=<user>``) or one of ``admins`` remove them."""
+
+    policy: str = "any"
+    admins: frozenset[str] = frozenset()
+
+    @property
+    def owner_only(self) -> bool:
+        return self.policy == "owner"
+
+    def is_admin(self, user: str | None) -> bool:
+        return bool(user) and user in self.admins
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str]) -> UnlockPolicy:
+        pkey, akey = APPLICATION_WIDE_KEYS
+        admins = str(conf.get(akey, DEFAULTS[akey]))
+        names = [a.strip() for a in admins.split(",")]
+        if any(":" in a or any(c.isspace() for c in a) for a in names):
+            raise ConfigError(akey, admins, "comma-separated user names (no ':' or spaces)")
+        return cls(
+            policy=parse_choice(pkey, conf.get(pkey, DEFAULTS[pkey]), ("any", "owner")),
+            admins=frozenset(a for a in names if a),
+        )
+
+
+@dataclass(frozen=True)
+class QueryText:
+    """What lock data says about the statement (issue 17): ``full`` text or a ``summary`` (its
+    kind and objects, no literals), at most ``max_length`` characters (0: none)."""
+
+    mode: str = "full"
+    max_length: int = 10_000
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str]) -> QueryText:
+        lkey = "spark.sparklock.lock.queryString.maxLength"
+        mkey = "spark.sparklock.lock.queryString.mode"
+        length = parse_int(lkey, conf.get(lkey, DEFAULTS[lkey]), 0)
+        if length > QUERY_STRING_MAX_LENGTH_LIMIT:
+            raise ConfigError(
+                lkey, conf.get(lkey), f"an integer from 0 to {QUERY_STRING_MAX_LENGTH_LIMIT}"
+            )
+        return cls(
+            mode=parse_choice(mkey, conf.get(mkey, DEFAULTS[mkey]), ("full", "summary")),
+            max_length=length,
+        )
+
+
+@dataclass(frozen=True)
 class SparkLockConfig:
     enabled: bool = True
     manager: str = "embedded"
@@ -278,6 +362,8 @@ class SparkLockConfig:
     refresh_listing: bool = True
     #: ``keep`` or ``release``: a closed server session's explicit locks (sparklock.servers).
     explicit_on_session_close: str = "keep"
+    unlock: UnlockPolicy = UnlockPolicy()
+    query_text: QueryText = QueryText()
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str] | None = None) -> SparkLockConfig:
@@ -346,6 +432,8 @@ class SparkLockConfig:
                 v["spark.sparklock.explicit.onSessionClose"],
                 ("keep", "release"),
             ),
+            unlock=UnlockPolicy.from_conf(v),
+            query_text=QueryText.from_conf(v),
         )
 
     @property

@@ -115,3 +115,13 @@ class UnlockError(SparkLockError):
 
     def __init__(self, detail: str) -> None:
         super().__init__(f"{self.code}: {detail}")
+
+
+class UnlockNotOwnerError(SparkLockError):
+    """UNLOCK refused under ``spark.sparklock.unlock.policy=owner``: the locks on the object belong
+    to another user (or to one sparklock cannot tell), and the asking user is no admin."""
+
+    code = "UNLOCK_NOT_OWNER"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")

@@ -94,8 +94,8 @@ def build_lock_set(
     return [LockRequest(o, modes[o]) for o in sorted(modes, key=lambda o: o.sort_key)]
 
 
-# Query text kept in lock data (ZooKeeper node data is limited to 1 MB; Hive's newer
-# hive.lock.query.string.max.length does the same).
+# Query text kept in lock data by default (ZooKeeper node data is limited to 1 MB; Hive's
+# hive.lock.query.string.max.length does the same): spark.sparklock.lock.queryString.maxLength.
 MAX_QUERY_LENGTH = 10_000
 
 

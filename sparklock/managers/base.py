@@ -19,6 +19,7 @@ from .. import telemetry
 from ..config import LockSettings
 from ..errors import LockConflictError, LocksLostError, SparkLockError
 from ..model import (  # noqa: F401  (LockMode re-exported for managers)
+    MAX_QUERY_LENGTH,
     LockData,
     LockInfo,
     LockMode,
@@ -152,6 +153,7 @@ class LockManager(ABC):
         with_ancestors: bool = True,
         client: str | None = None,
         user: str = "",
+        max_query_length: int = MAX_QUERY_LENGTH,
     ) -> HeldLocks:
         """Acquire a lock set all-or-nothing, in the global order, within the settings' budget.
 
@@ -165,7 +167,12 @@ class LockManager(ABC):
             requests, with_ancestors=with_ancestors and lock_type is LockType.IMPLICIT
         )
         data = LockData.now(
-            query_id, lock_type, query_string, client or self.client_address, user=user
+            query_id,
+            lock_type,
+            query_string,
+            client or self.client_address,
+            max_query_length=max_query_length,  # spark.sparklock.lock.queryString.maxLength
+            user=user,
         )
         if not lock_set:
             return HeldLocks(owner, query_id, lock_type, [], self)
@@ -229,8 +236,13 @@ class LockManager(ABC):
         """Current locks (all, or on ``obj`` and below it), in SHOW LOCKS order."""
 
     @abstractmethod
-    def unlock(self, obj: LockObject) -> list[LockInfo]:
-        """Remove every lock on exactly ``obj``, whoever holds it; NotLockedError if none."""
+    def unlock(
+        self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
+    ) -> list[LockInfo]:
+        """Remove every lock on exactly ``obj``, whoever holds it; NotLockedError if none.
+
+        ``check`` sees exactly the locks about to be removed and may refuse by raising (nothing
+        is removed then): ``spark.sparklock.unlock.policy=owner``."""
 
     def close(self) -> None:
         """Release what the manager holds open (connections); held locks are not touched."""

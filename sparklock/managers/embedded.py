@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..config import LockSettings
@@ -148,9 +148,13 @@ class EmbeddedLockManager(LockManager):
             ]
         return sorted(infos, key=listing_order)
 
-    def unlock(self, obj: LockObject) -> list[LockInfo]:
+    def unlock(
+        self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
+    ) -> list[LockInfo]:
         with self._cond:
             entries = list(self._entries.get(obj, {}).values())
+            if entries and check is not None:
+                check([e.info() for e in entries])  # may refuse: nothing removed
             self._remove(entries)
         if not entries:
             raise NotLockedError(obj.name, _kind_word(obj))

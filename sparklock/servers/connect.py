@@ -2,8 +2,9 @@
 
 Every Connect session is a SparkSession of its own (``newSession()``), hence its own lock owner;
 its statements carry the Connect user id (``SHOW LOCKS EXTENDED``'s ``user``; it comes from the
-client and is not authenticated). Spark Connect does not keep the client's address, so ``client``
-is the server's.
+client and is not authenticated) and the client's address (``client``), which Spark Connect does
+not keep: the shim's gRPC interceptor (``io.sparklock.shim.ConnectClientInterceptor``, added to
+``spark.connect.grpc.interceptor.classes``) records it per Connect session.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ log = logging.getLogger("sparklock")
 
 DEFAULT_PORT = 15002
 CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
+#: Records each Connect session's client address (jvm-shim/src/compat/connect).
+CLIENT_INTERCEPTOR = "io.sparklock.shim.ConnectClientInterceptor"
+INTERCEPTORS_KEY = "spark.connect.grpc.interceptor.classes"
 
 #: Defaults so that a vanished client's statement is noticed in under a minute, not minutes (a
 #: response stream is closed after senderMaxStreamDuration and the client reattaches; an operation
@@ -65,10 +69,11 @@ def require_connect_server() -> None:
 
 
 def connect_conf(conf: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """The plugin and the fast-detach defaults, added to
-    ``conf`` (a user's own value wins)."""
+    """The plugin, the client-address interceptor and the fast-detach defaults, added to
+    ``conf`` (a user's own value wins; a user's own interceptors stay, ours is added)."""
     require_connect_server()
     _append(conf, "spark.plugins", CONNECT_PLUGIN)
+    _append(conf, INTERCEPTORS_KEY, CLIENT_INTERCEPTOR)
     for key, value in CONNECT_DEFAULTS.items():
         conf.setdefault(key, value)
     return conf

@@ -47,10 +47,12 @@ from ..messages import CommandRequest, lock_rows
 from ..model import LockMode, LockRequest, LockType, Owner, build_lock_set
 from ..objects import LockObject
 from ..policy import requests_for
+from ..query_text import lock_statement_summary, statement_text
 from .cancellation import WaitRegistry
 from .fencing import Fencer, Fencing
 from .journal import Journal
 from .release_retrier import ReleaseRetrier
+from .unlock_policy import unlock_check
 
 
 @functools.lru_cache(maxsize=64)
@@ -93,6 +95,7 @@ class LockService:
             return ""
         query_id = self._query_id(session, facts.execution_id)
         query = facts.sql or plan.command
+        text = statement_text(config.query_text, facts.sql, plan.command, plan.requests)
         scope = {"jobGroup": facts.job_group, "jobTags": facts.job_tags}  # as a LOCK request's
         asked = time.monotonic_ns()
         with self._waits.cancellable(session, scope) as cancel:
@@ -100,7 +103,8 @@ class LockService:
                 requests,
                 owner=owner,
                 query_id=query_id,
-                query_string=str(query),
+                query_string=text,
+                max_query_length=config.query_text.max_length,
                 settings=config.lock,
                 cancel=cancel,
                 with_ancestors=False,  # the lock set above already has them
@@ -277,7 +281,8 @@ class LockService:
                         [LockRequest(obj, mode)],
                         owner=session,
                         query_id=self._query_id(session, "lock"),
-                        query_string=request.sql or f"LOCK {obj.name} {mode.value}",
+                        query_string=self._lock_text(config, request.sql, obj, mode),
+                        max_query_length=config.query_text.max_length,
                         lock_type=LockType.EXPLICIT,
                         settings=config.lock,
                         cancel=cancel,
@@ -289,9 +294,21 @@ class LockService:
             return [], []
         if statement == "UNLOCK":
             if config.enabled:
-                get_manager(config).unlock(request.object.lock_object())
+                obj = request.object.lock_object()
+                check = unlock_check(config.unlock, request.user, obj.name)
+                get_manager(config).unlock(obj, check=check)
             return [], []
         raise SparkLockError(f"UNSUPPORTED_STATEMENT: {statement!r}")
+
+    @staticmethod
+    def _lock_text(
+        config: SparkLockConfig, sql: str | None, obj: LockObject, mode: LockMode
+    ) -> str:
+        """A LOCK statement's text in its lock data (``lock.queryString.mode``)."""
+        summary = lock_statement_summary(obj, mode)
+        if config.query_text.mode == "summary":
+            return summary
+        return sql or summary
 
     def _query_id(self, session: str, execution: object) -> str:
         stamp = time.strftime("%Y%m%d%H%M%S")

@@ -231,8 +231,10 @@ def install_cancel_hooks() -> None:
 
     Cancellations issued from JVM code (Scala, the Spark UI's kill link) do not pass here: in a
     server (``sparklock.servers``) the JVM interrupts the statement's thread and sends
-    ``CANCEL_WAITS`` itself (JDBC cancel, Connect interrupts, session end); elsewhere such a wait
-    ends at its budget (``LOCK_CONFLICT``), holding nothing.
+    ``CANCEL_WAITS`` itself (JDBC cancel, Connect interrupts, session end), and a group cancelled
+    with its future jobs (``cancelJobGroupAndFutureJobs``, Spark 4.0+) is seen by the JVM's
+    ``CancelledJobGroups``; elsewhere such a wait ends at its budget (``LOCK_CONFLICT``), holding
+    nothing.
 
     Called on the main thread, the original runs on a helper thread (see
     :func:`_off_main_thread`): that is what makes Ctrl-C during ``collect()`` cancel the jobs at all

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kazoo.exceptions import NoNodeError, NotEmptyError
@@ -347,11 +347,15 @@ class ZooKeeperLockManager(LockManager):
         with self.transport.errors("listing locks"):
             return self._tree.list_locks(obj, descendants)
 
-    def unlock(self, obj: LockObject) -> list[LockInfo]:
+    def unlock(
+        self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
+    ) -> list[LockInfo]:
         with self.transport.errors("unlocking"):
             infos = self._tree.locks_on(obj, "unlocking")
             if not infos:
                 raise NotLockedError(obj.name, KIND_WORD[obj.kind])
+            if check is not None:
+                check(infos)  # may refuse: nothing removed (only these nodes would be)
             paths = [i.lock_id for i in infos]
             failed, err = self._cleanup.remove(paths, self.settings.unlock_num_retries)
             if failed:

@@ -29,6 +29,13 @@ final class InterruptibleCall {
   private InterruptibleCall() {}
 
   static String run(Supplier<String> call) {
+    // A wait whose job group is cancelled with its future jobs ends too (CancelledJobGroups).
+    try (CancelledJobGroups.Watch watch = CancelledJobGroups.watchThisThread()) {
+      return runInterruptibly(call);
+    }
+  }
+
+  private static String runInterruptibly(Supplier<String> call) {
     if (!ServerSessions.serving()) {
       return call.get();
     }

@@ -45,6 +45,7 @@ final class LockStatementRunner {
       SparkSession session, Messages.LockTarget object) {
     var classic = ClassicSession.of(session); // the classic session type differs per Spark line
     boolean lock = statement.kind() == LockStatementCommand.Kind.LOCK;
+    boolean unlock = statement.kind() == LockStatementCommand.Kind.UNLOCK;
     // A LOCK TABLE wait ends on a cancellation of its thread's job group or tags (BRIDGE.md).
     SparkContext sc = classic.sparkContext();
     List<String> tags = null;
@@ -52,7 +53,9 @@ final class LockStatementRunner {
     if (lock) {
       tags = new ArrayList<>(ScalaInterop.list(sc.getJobTags()));
       tags.sort(null);
-      caller = ServerSessions.identify(session, sc); // who owns an explicit lock
+    }
+    if (lock || unlock) { // who owns an explicit lock; who asks to remove one (unlock.policy)
+      caller = ServerSessions.identify(session, sc);
     }
     return new Messages.CommandRequest(
         statement.kind().name(),

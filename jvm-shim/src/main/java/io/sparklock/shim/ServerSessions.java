@@ -132,6 +132,12 @@ public final class ServerSessions {
     return null;
   }
 
+  /** A Connect request of {@code sessionId} came from {@code client} ({@link
+   * ConnectClientInterceptor}, before the request runs). */
+  static void connectClient(String sessionId, String client) {
+    CONNECT_CLIENTS.put(sessionId, client);
+  }
+
   /** A server session ended ({@code kind} thrift|connect): tell Python, off the caller's thread. */
   static void sessionClosed(String kind, String serverSessionId) {
     String uuid = SPARK_SESSION_OF.remove(kind + ":" + serverSessionId);
@@ -161,6 +167,11 @@ public final class ServerSessions {
     callQuietly(Messages.CommandRequest.ofServer("CANCEL_WAITS", null,
         sc.getLocalProperty("spark.jobGroup.id"), ScalaInterop.list(sc.getJobTags()), reason,
         null));
+  }
+
+  /** End the lock waits of a job group in Python ({@link CancelledJobGroups}). */
+  static void cancelWaitsOfGroup(String group, String reason) {
+    callQuietly(Messages.CommandRequest.ofServer("CANCEL_WAITS", null, group, null, reason, null));
   }
 
   private static void callQuietly(Messages.CommandRequest request) {

@@ -1,6 +1,7 @@
 package io.sparklock.shim;
 
 import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.internal.SQLConf$;
 import scala.Function1;
 import scala.runtime.BoxedUnit;
 
@@ -9,8 +10,20 @@ import scala.runtime.BoxedUnit;
  * that puts {@link SparkLockExec} at the root of every top-level physical plan.
  */
 public class SparkLockExtensions implements Function1<SparkSessionExtensions, BoxedUnit> {
+  /**
+   * Keys a session must not change for itself ({@code sparklock.config.APPLICATION_WIDE_KEYS}):
+   * who may UNLOCK is the application's decision, so {@code SET}/{@code spark.conf.set} of them
+   * fails with Spark's own "Cannot modify the value of a static config".
+   */
+  static final String[] APPLICATION_WIDE_KEYS = {
+    "spark.sparklock.unlock.policy", "spark.sparklock.admins"
+  };
+
   @Override
   public BoxedUnit apply(SparkSessionExtensions ext) {
+    for (String key : APPLICATION_WIDE_KEYS) {
+      SQLConf$.MODULE$.registerStaticConfigKey(key);
+    }
     ext.injectParser((session, delegate) -> new LockStatementParser(session, delegate));
     ext.injectColumnar(session -> {
       QueryEndListener.register(session.sparkContext());

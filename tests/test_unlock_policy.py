@@ -1,0 +1,183 @@
+"""``spark.sparklock.unlock.policy`` / ``spark.sparklock.admins`` (issue 17 item 4) through the
+service the JVM calls, on the embedded manager and on a real ZooKeeper; the CLI's ``release`` as
+the operator's override. The same through real beeline users: ``test_thriftserver_unlock.py``."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from sparklock import managers
+from sparklock.cli import RELEASE_OVERRIDE, main
+from sparklock.config import SparkLockConfig
+from sparklock.errors import ConfigError, NotLockedError, UnlockNotOwnerError
+from sparklock.model import LockMode, LockRequest, LockType
+from sparklock.objects import LockObject
+from sparklock.service import LockService, config_of
+
+T = {"database": "default", "table": "unlock_policy_t", "partition": []}
+FAST = {"spark.sparklock.lock.numRetries": "1", "spark.sparklock.lock.retryInterval": "10ms"}
+OWNER = {**FAST, "spark.sparklock.unlock.policy": "owner", "spark.sparklock.admins": "root, ops"}
+
+
+@pytest.fixture(params=["embedded", pytest.param("zookeeper", marks=pytest.mark.zookeeper)])
+def conf(request):
+    """The manager's keys (a ZooKeeper one on the session's real server, own namespace)."""
+    if request.param == "embedded":
+        yield {"spark.sparklock.manager": "embedded"}
+        return
+    zk_server = request.getfixturevalue("zk_server")
+    namespace = request.getfixturevalue("zk_namespace")
+    keys = {
+        "spark.sparklock.manager": "zookeeper",
+        "spark.sparklock.zookeeper.quorum": zk_server.address,
+        "spark.sparklock.zookeeper.namespace": namespace,
+    }
+    yield keys
+    managers.get_manager(config_of(keys)).close()
+
+
+def lock(svc, conf, user, session="s-lock", obj=T):
+    svc.command(
+        {
+            "statement": "LOCK",
+            "session": session,
+            "conf": conf,
+            "object": obj,
+            "mode": "EXCLUSIVE",
+            "sql": "LOCK TABLE unlock_policy_t EXCLUSIVE",
+            "user": user,
+        }
+    )
+
+
+def unlock(svc, conf, user, session="s-unlock", obj=T):
+    svc.command(
+        {"statement": "UNLOCK", "session": session, "conf": conf, "object": obj, "user": user}
+    )
+
+
+def locks(svc, conf):
+    _, rows = svc.command(
+        {"statement": "SHOW_LOCKS", "conf": conf, "columns": ["name", "lock_type", "user"]}
+    )
+    return rows
+
+
+def test_owner_policy_refuses_another_users_unlock_naming_the_owner(conf):
+    svc, c = LockService(), {**OWNER, **conf}
+    lock(svc, c, "alice")
+    with pytest.raises(UnlockNotOwnerError) as refused:
+        unlock(svc, c, "bob")
+    text = str(refused.value)
+    assert text.startswith(
+        "UNLOCK_NOT_OWNER: UNLOCK of default@unlock_policy_t refused for user bob"
+    )
+    assert "held by user alice" in text and "spark.sparklock.admins" in text
+    assert locks(svc, c) == [["default@unlock_policy_t", "EXPLICIT", "alice"]]  # nothing removed
+    unlock(svc, c, "alice")  # the owner may
+    assert locks(svc, c) == []
+
+
+@pytest.mark.parametrize("admin", ["root", "ops"])
+def test_an_admin_may_unlock_anyones_lock(conf, admin):
+    svc, c = LockService(), {**OWNER, **conf}
+    lock(svc, c, "alice")
+    unlock(svc, c, admin)
+    assert locks(svc, c) == []
+    with pytest.raises(NotLockedError):
+        unlock(svc, c, admin)
+
+
+def test_owner_policy_counts_every_lock_on_the_object(conf):
+    """Two users' SHARED locks on one table: neither may remove both; an admin may."""
+    svc, c = LockService(), {**OWNER, **conf}
+    for user in ("alice", "bob"):
+        svc.command(
+            {
+                "statement": "LOCK",
+                "session": f"s-{user}",
+                "conf": c,
+                "object": T,
+                "mode": "SHARED",
+                "user": user,
+            }
+        )
+    with pytest.raises(UnlockNotOwnerError, match="held by user bob"):
+        unlock(svc, c, "alice")
+    assert len(locks(svc, c)) == 2
+    unlock(svc, c, "root")
+    assert locks(svc, c) == []
+
+
+def test_a_lock_without_user_is_only_an_admins(conf):
+    """A Hive client's lock carries no ``u=`` field: nobody but an admin owns it."""
+    c = {**OWNER, **conf}
+    manager = managers.get_manager(config_of(c))
+    obj = LockObject.of_table("default", "unlock_policy_t")
+    manager.acquire(
+        [LockRequest(obj, LockMode.EXCLUSIVE)],
+        owner="hive-session",
+        query_id="hive_q",
+        lock_type=LockType.EXPLICIT,
+    )
+    svc = LockService()
+    with pytest.raises(UnlockNotOwnerError, match=r"an unknown user \(no u= field\)"):
+        unlock(svc, c, "alice")
+    with pytest.raises(UnlockNotOwnerError, match="a user sparklock cannot name"):
+        unlock(svc, c, None)
+    unlock(svc, c, "ops")
+    assert locks(svc, c) == []
+
+
+def test_any_policy_is_hives_behaviour(conf):
+    svc, c = LockService(), {**FAST, **conf}  # the default
+    assert config_of(c).unlock.policy == "any"
+    lock(svc, c, "alice")
+    unlock(svc, c, "bob")
+    assert locks(svc, c) == []
+
+
+def test_config_values():
+    cfg = SparkLockConfig.from_conf(OWNER)
+    assert cfg.unlock.owner_only and cfg.unlock.admins == {"root", "ops"}
+    assert not SparkLockConfig.from_conf({}).unlock.owner_only
+    with pytest.raises(ConfigError, match="spark.sparklock.unlock.policy.*any or owner"):
+        SparkLockConfig.from_conf({"spark.sparklock.unlock.policy": "nobody"})
+    with pytest.raises(ConfigError, match="spark.sparklock.admins"):
+        SparkLockConfig.from_conf({"spark.sparklock.admins": "a:b"})
+
+
+@pytest.mark.zookeeper
+def test_cli_release_is_the_operators_override(zk_server, zk_namespace):
+    c = {
+        **OWNER,
+        "spark.sparklock.manager": "zookeeper",
+        "spark.sparklock.zookeeper.quorum": zk_server.address,
+        "spark.sparklock.zookeeper.namespace": zk_namespace,
+    }
+    svc = LockService()
+    try:
+        lock(svc, c, "alice")
+        out = io.StringIO()
+        args = [
+            "release",
+            "default@unlock_policy_t",
+            "--conf",
+            "spark.sparklock.unlock.policy=owner",
+        ]
+        code = main([*args, "--quorum", zk_server.address, "--namespace", zk_namespace], out=out)
+        assert code == 0
+        text = out.getvalue()
+        assert RELEASE_OVERRIDE in text and "operator override" in text
+        assert "released EXCLUSIVE EXPLICIT lock" in text and "user=alice" in text
+        assert locks(svc, c) == []
+    finally:
+        managers.get_manager(config_of(c)).close()
+    help_text = io.StringIO()
+    with pytest.raises(SystemExit):
+        with contextlib.redirect_stdout(help_text):
+            main(["release", "--help"])
+    assert "operator's override" in " ".join(help_text.getvalue().split())
