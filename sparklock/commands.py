@@ -208,7 +208,8 @@ RULES: tuple[CommandRule, ...] = (
         _SOURCES + "CreateTempViewUsing",
         "CREATE TEMPORARY VIEW v USING ... OPTIONS (path ...)",
         Target("options", S),
-        note="its `path` option is what it reads: the table owning it, else the path",
+        note="its `path` option and each of its `paths` is what it reads: the table owning it, "
+        "else the path",
     ),
     _rule(_COMMAND + "AlterViewAsCommand", "ALTER VIEW v AS ...", Target("name", X)),
     _rule(
@@ -338,6 +339,39 @@ RULES: tuple[CommandRule, ...] = (
         Target("name", X),
         Target("source", S),
     ),
+    # v2 forms of the partition DDL (tables of a v2 session catalog with partition management):
+    # the locks of their v1 rows, the partitions read from the resolved partition specs
+    _rule(
+        _LOGICAL + "AddPartitions",
+        "ALTER TABLE t ADD PARTITION (...) (v2)",
+        Target("table", S, partitions="parts"),
+    ),
+    _rule(
+        _LOGICAL + "DropPartitions",
+        "ALTER TABLE t DROP PARTITION (...) (v2)",
+        Target("table", S, partitions="parts"),
+    ),
+    _rule(
+        _LOGICAL + "RenamePartitions",
+        "ALTER TABLE t PARTITION (...) RENAME TO PARTITION (v2)",
+        Target("table", S, partitions="from"),
+        Target("table", S, partitions="to"),
+    ),
+    _rule(
+        _LOGICAL + "TruncatePartition",
+        "TRUNCATE TABLE t PARTITION (...) (v2)",
+        Target("table", X, partitions="partitionSpec"),
+    ),
+    _rule(
+        _LOGICAL + "SetTableLocation",
+        "ALTER TABLE t [PARTITION (...)] SET LOCATION (v2)",
+        Target("table", X, partitions="partitionSpec"),
+    ),
+    _rule(
+        _LOGICAL + "SetTableSerDeProperties",
+        "ALTER TABLE t [PARTITION (...)] SET SERDE|SERDEPROPERTIES (v2)",
+        Target("child", S, partitions="partitionSpec", partition_mode=S),
+    ),
     # writes: the JVM reports their target under "writes", locked by the write rule of ``policy``
     _rule(
         _SOURCES + "InsertIntoHadoopFsRelationCommand",
@@ -354,7 +388,8 @@ RULES: tuple[CommandRule, ...] = (
         _SOURCES + "SaveIntoDataSourceCommand",
         "df.write.format(...).save(p) (non-file sources: JDBC, Delta/Hudi paths)",
         Target("options", X),
-        note="its `path` option: the table owning it, else the path",
+        note="its `path` option and each of its `paths`: the table owning it, else the path; "
+        "a JDBC `url` + `dbtable`: that table as a connector object",
     ),
     _rule(_HIVE + "InsertIntoHiveTable", "INSERT INTO|OVERWRITE t (Hive tables)", note=_WRITE_RULE),
     _rule(

@@ -128,6 +128,16 @@ class PathField:
 
 
 @dataclass(frozen=True)
+class ConnectorField:
+    """A field naming a table of an external system (a JDBC ``url`` + ``dbtable``), by its
+    credential-free identity ``target``."""
+
+    kind: ClassVar[str] = "connector"
+    name: str
+    target: str | None = None
+
+
+@dataclass(frozen=True)
 class DatabaseField:
     kind: ClassVar[str] = "database"
     name: str
@@ -153,7 +163,9 @@ class ValueField:
     value: str | None = field(default=None, metadata=_parse(str))
 
 
-FieldRef = TableField | PathField | DatabaseField | PartitionSpecsField | ValueField
+FieldRef = (
+    TableField | PathField | ConnectorField | DatabaseField | PartitionSpecsField | ValueField
+)
 
 
 @dataclass(frozen=True)
@@ -213,7 +225,8 @@ def _read(cls: type[_T], d: Mapping[str, Any], **given: Any) -> _T:
 
 _REF_KINDS: dict[str, type] = {c.kind: c for c in (TableRef, PathRef, ConnectorRef)}
 _FIELD_KINDS: dict[str, type] = {
-    c.kind: c for c in (TableField, PathField, DatabaseField, PartitionSpecsField, ValueField)
+    c.kind: c
+    for c in (TableField, PathField, ConnectorField, DatabaseField, PartitionSpecsField, ValueField)
 }
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from .commands import BY_CLASS, NO_LOCK_CLASSES, CommandRule, Target
 from .config import Escalation
 from .facts import (
+    ConnectorField,
     DatabaseField,
     Facts,
     FieldRef,
@@ -167,6 +168,8 @@ def _field_object(ref: FieldRef, current_db: str) -> LockObject | None:
         return LockObject.of_database(ref.database)
     if isinstance(ref, (TableField, PathField)):
         return _table_object(ref, current_db)
+    if isinstance(ref, ConnectorField) and ref.target:
+        return LockObject.of_connector(ref.target)
     return None
 
 

@@ -165,6 +165,19 @@ public record Facts(
     }
   }
 
+  /**
+   * A field naming a table of an external system no catalog or path names: a JDBC table written
+   * through a data source's options ({@code url} + {@code dbtable}). {@code target} identifies it
+   * without credentials ({@code jdbc:derby:memory:db/app.t}: the URL's user, password and
+   * properties are left out).
+   */
+  public record ConnectorField(String name, String target) implements FieldRef {
+    @Override
+    public String kind() {
+      return "connector";
+    }
+  }
+
   /** A field naming a database (namespace). */
   public record DatabaseField(String name, String catalog, String database) implements FieldRef {
     @Override

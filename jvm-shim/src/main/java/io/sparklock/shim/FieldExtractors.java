@@ -99,7 +99,7 @@ final class FieldExtractors {
         if (isPartitionName(name)) {
           out.addSpec(name, CommandFields.spec(m));
         } else if (isOptionsName(name)) {
-          optionPath(out, name, m);
+          options(out, name, m);
         }
         return true;
       }),
@@ -201,15 +201,74 @@ final class FieldExtractors {
   }
 
   /**
-   * A data source's options (CreateTempViewUsing, SaveIntoDataSourceCommand): its {@code path}
-   * option, the path it reads or writes (key case-insensitive, as Spark reads it).
+   * A data source's options (CreateTempViewUsing, SaveIntoDataSourceCommand): the paths it reads
+   * or writes -- its {@code path} option and each of its {@code paths} (a JSON array, as
+   * {@code DataFrameReader.load(p1, p2)} passes them) -- and a JDBC table ({@code url} +
+   * {@code dbtable}). Keys are case-insensitive, as Spark reads them.
    */
-  private static void optionPath(CommandFields out, String name, scala.collection.Map<?, ?> m) {
+  private static void options(CommandFields out, String name, scala.collection.Map<?, ?> m) {
+    Map<String, String> options = new java.util.HashMap<>();
     ScalaInterop.map(m).forEach((k, v) -> {
-      if ("path".equalsIgnoreCase(String.valueOf(k)) && v != null && !v.toString().isEmpty()) {
-        out.add(out.path(name, v.toString()));
+      if (v != null) {
+        options.put(String.valueOf(k).toLowerCase(Locale.ROOT), v.toString());
       }
     });
+    String path = options.get("path");
+    if (path != null && !path.isEmpty()) {
+      out.add(out.path(name, path));
+    }
+    for (String p : jsonPaths(options.get("paths"))) {
+      out.add(out.path(name, p));
+    }
+    String url = options.get("url");
+    String table = options.get("dbtable");
+    if (url != null && table != null && url.regionMatches(true, 0, "jdbc:", 0, 5)) {
+      out.add(new Facts.ConnectorField(name, jdbcTarget(url, table)));
+    }
+  }
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
+  /** The {@code paths} option: a JSON array of paths; text that is none is one path. */
+  static List<String> jsonPaths(String paths) {
+    if (paths == null || paths.isBlank()) {
+      return List.of();
+    }
+    try {
+      List<String> out = new ArrayList<>();
+      for (Object p : JSON.readValue(paths, List.class)) {
+        if (p != null && !p.toString().isEmpty()) {
+          out.add(p.toString());
+        }
+      }
+      return out;
+    } catch (java.io.IOException | ClassCastException e) {
+      return List.of(paths); // fail safe: lock it as written rather than not at all
+    }
+  }
+
+  /**
+   * A JDBC table's identity: the URL without what may carry credentials (properties after
+   * {@code ;} or {@code ?}, a {@code user[:password]@} or Oracle's {@code user/password@}), a
+   * slash, the table as written. Every writer of one table computes the same text.
+   */
+  static String jdbcTarget(String url, String table) {
+    String u = url.trim();
+    int cut = u.length();
+    for (char c : new char[] {';', '?'}) {
+      int i = u.indexOf(c);
+      if (i >= 0 && i < cut) {
+        cut = i;
+      }
+    }
+    u = u.substring(0, cut);
+    int at = u.lastIndexOf('@');
+    if (at >= 0) {
+      int sub = u.indexOf(':', "jdbc:".length()); // end of the sub-protocol (jdbc:mysql:)
+      u = u.substring(0, sub < 0 || sub > at ? "jdbc:".length() : sub + 1) + u.substring(at + 1);
+    }
+    return u + "/" + table.trim();
   }
 
   /**

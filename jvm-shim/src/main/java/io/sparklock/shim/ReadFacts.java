@@ -60,9 +60,9 @@ final class ReadFacts {
       } else if (p instanceof HiveTableRelation h) {
         add(refs.tableRef(h.tableMeta(), false));
       } else if (p instanceof DataSourceV2Relation r) {
-        add(refs.v2Ref(r));
+        refs.v2Refs(r).forEach(this::add);
       } else if (p instanceof DataSourceV2ScanRelation s) {
-        add(refs.v2Ref(s.relation()));
+        refs.v2Refs(s.relation()).forEach(this::add);
       }
     });
     List<ObjectRef> out = new ArrayList<>();
