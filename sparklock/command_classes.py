@@ -36,9 +36,6 @@ NO_LOCK: dict[str, str] = {
     **_in(
         _LOGICAL,
         {
-            "Call": "CALL (no Command): NOT LOCKED, not lockable here: Spark runs the procedure "
-            "while it analyses the statement (its InvokeProcedures rule), before any plan "
-            "sparklock wraps; EXPLAIN LOCKS CALL runs it too (issue 16)",
             "CloseCursor": "SQL-script cursor control: " + _NO_CATALOG,
             "CompoundBody": "a SQL script's body: each statement in it runs and locks as its own",
             "CreateFunction": _FUNCTIONS,

@@ -372,6 +372,14 @@ RULES: tuple[CommandRule, ...] = (
         "ALTER TABLE t [PARTITION (...)] SET SERDE|SERDEPROPERTIES (v2)",
         Target("child", S, partitions="partitionSpec", partition_mode=S),
     ),
+    # CALL (no Command: Spark runs a procedure while analysing it; the shim wraps it in a command
+    # that runs it once the locks are held): conservatively EXCLUSIVE on what its arguments name
+    _rule(
+        _LOGICAL + "Call",
+        "CALL cat.ns.proc(...) (Spark 4.0+)",
+        Target("args", X),
+        note="each existing table a constant string argument names, before the procedure runs",
+    ),
     # writes: the JVM reports their target under "writes", locked by the write rule of ``policy``
     _rule(
         _SOURCES + "InsertIntoHadoopFsRelationCommand",

@@ -34,7 +34,7 @@ from tests.support.locks import class_of, requested, wait_for  # noqa: E402
 from tests.support.spark_versions import needs_spark  # noqa: E402
 
 SHOW_PROCEDURES = (4, 1)  # the Spark lines that have them
-CALL = (4, 1)
+CALL = (4, 0)
 
 ISSUE = "issue 16: {}, fixed after the facts refactor"
 
@@ -585,29 +585,85 @@ def test_explain_locks_of_call_does_not_run_the_procedure(procedures):
         return int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
 
     before = calls()
-    assert explain(procedures, "CALL proc.sys.touch(table => 'default.u')") == []
+    assert explain(procedures, "CALL proc.sys.touch(table => 'default.u')") == [D, X("default@u")]
     assert calls() == before  # staged as Spark's EXPLAIN stages it: nothing ran
     procedures.sql("CALL proc.sys.touch(table => 'default.u')").collect()
     assert calls() == before + 1  # the counter does count a real CALL
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16: CALL is not locked: Spark runs the procedure while it analyses the "
-    "statement (InvokeProcedures), before any plan sparklock wraps",
-)
 @needs_spark(CALL, "CALL of a v2 catalog's procedure")
 def test_call_waits_for_a_lock_on_the_table_it_names(procedures):
+    def calls() -> int:
+        return int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
+
     holder = procedures.newSession()
     holder.sql("LOCK TABLE u SHARED")
     procedures.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
+    before = calls()
     try:
         with pytest.raises(Exception, match="LOCK_CONFLICT"):
             procedures.sql("CALL proc.sys.touch(table => 'default.u')").collect()
+        assert calls() == before  # the procedure did not run without its lock
     finally:
         procedures.conf.unset("spark.sparklock.lock.numRetries")
         holder.sql("UNLOCK TABLE u")
+
+
+@pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
+def test_call_runs_its_procedure_holding_its_locks_and_releases_them(procedures):
+    def calls() -> int:
+        return int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
+
+    before = calls()
+    stmt = "CALL proc.sys.touch(table => 'default.u')"
+    got = requested(procedures, lambda: procedures.sql(stmt).collect())
+    assert got == [[D, X("default@u")]]
+    assert calls() == before + 1  # run once, by the locked command (not by the analyzer too)
+    assert show_locks(procedures) == []
+
+
+@pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
+@pytest.mark.parametrize(
+    "argument,expected",
+    [
+        ("'u'", [D, X("default@u")]),  # the current database's table
+        ("'spark_catalog.d2.t'", [S("d2"), X("d2@t")]),
+        ("'no_such_table'", []),  # a string that names no table (a strategy, a date): nothing
+        ("'not a name'", []),
+        ("concat('default', '.u')", [D, X("default@u")]),  # constant-folded
+    ],
+)
+def test_call_locks_the_existing_tables_its_string_arguments_name(procedures, argument, expected):
+    assert explain(procedures, f"CALL proc.sys.touch({argument})") == expected
+
+
+@pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
+def test_a_procedure_that_queries_its_table_runs_inside_its_calls_locks(procedures):
+    # row_count runs a query of its own on u while the CALL holds EXCLUSIVE on u: that query is
+    # part of the statement (it must not wait for its own CALL), and the rows come back as Spark's
+    stmt = "CALL proc.sys.row_count(table => 'default.u')"
+    procedures.conf.set("spark.sparklock.lock.numRetries", "1")  # waiting for itself would fail
+    try:
+        got = requested(procedures, lambda: procedures.sql(stmt).collect())
+        rows = procedures.sql(stmt).collect()
+    finally:
+        procedures.conf.unset("spark.sparklock.lock.numRetries")
+    assert got[0] == [D, X("default@u")]
+    assert [tuple(r) for r in rows] == [("default.u", 1)]
+    assert rows[0].asDict() == {"table_name": "default.u", "row_count": 1}
+    assert show_locks(procedures) == []
+
+
+@pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
+def test_spark_explain_of_call_still_does_not_run_it(procedures):
+    before = int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
+    procedures.sql("EXPLAIN CALL proc.sys.touch(table => 'default.u')").collect()
+    assert int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS) == before
 
 
 # -- Structured Streaming: each micro-batch locks what it reads and writes -----------------------
