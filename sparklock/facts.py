@@ -74,10 +74,12 @@ class PathRef:
 
 @dataclass(frozen=True)
 class ConnectorRef:
-    """A v2 table no catalog names (noop, console): nothing to lock."""
+    """A table no catalog or path names: a v2 table (noop, console), nothing to lock (no
+    ``target``), or a JDBC table read by ``dbtable`` (``target`` as in ``ConnectorField``)."""
 
     kind: ClassVar[str] = "connector"
     name: str | None = None
+    target: str | None = None
 
 
 ObjectRef = TableRef | PathRef | ConnectorRef

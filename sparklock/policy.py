@@ -26,6 +26,7 @@ from .commands import BY_CLASS, NO_LOCK_CLASSES, CommandRule, Target
 from .config import Escalation
 from .facts import (
     ConnectorField,
+    ConnectorRef,
     DatabaseField,
     Facts,
     FieldRef,
@@ -75,6 +76,8 @@ def _table_object(ref: Named, current_db: str = "default") -> LockObject | None:
     object (``LockObject.of_path``)."""
     if isinstance(ref, (PathRef, PathField)):
         return _path_object(ref, current_db)
+    if isinstance(ref, ConnectorRef):
+        return LockObject.of_connector(ref.target) if ref.target else None
     if not isinstance(ref, (TableRef, TableField)) or not ref.table:
         return None
     if ref.is_temp:

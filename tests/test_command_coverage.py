@@ -569,6 +569,20 @@ def test_a_jdbc_write_waits_for_a_holder_of_its_table(fresh):
         manager.release(held)
 
 
+@pytest.mark.spark
+def test_a_jdbc_read_locks_its_table_shared(fresh):
+    url = "jdbc:derby:memory:sparklock;create=true"
+    _jdbc_write(fresh, url, "APP.T4")()
+    reader = (
+        fresh.read.format("jdbc").option("url", url + ";user=carol").option("dbtable", "APP.T4")
+    )
+    got = requested(fresh, reader.load().count)
+    target = LockObject.of_connector("jdbc:derby:memory:sparklock/APP.T4")
+    assert got == [sorted([(target.database, "SHARED"), (target.name, "SHARED")])]
+    query = fresh.read.format("jdbc").option("url", url).option("query", "SELECT * FROM APP.T4")
+    assert all(g == [] for g in requested(fresh, query.load().count))  # no table named
+
+
 # -- CALL: a procedure of a v2 catalog (tests/sources/ProcedureCatalog.java) --------------------
 @pytest.fixture
 def procedures(fresh, add_test_class):

@@ -92,8 +92,11 @@ public record Facts(
     }
   }
 
-  /** A v2 table no catalog names (noop, console): nothing to lock. */
-  public record ConnectorRef(String name) implements ObjectRef {
+  /**
+   * A table no catalog or path names: a v2 table (noop, console), nothing to lock ({@code target}
+   * null), or a JDBC table read by {@code dbtable} ({@code target} as in {@link ConnectorField}).
+   */
+  public record ConnectorRef(String name, String target) implements ObjectRef {
     @Override
     public String kind() {
       return "connector";

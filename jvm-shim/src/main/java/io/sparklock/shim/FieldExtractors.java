@@ -223,7 +223,7 @@ final class FieldExtractors {
     String url = options.get("url");
     String table = options.get("dbtable");
     if (url != null && table != null && url.regionMatches(true, 0, "jdbc:", 0, 5)) {
-      out.add(new Facts.ConnectorField(name, jdbcTarget(url, table)));
+      out.add(new Facts.ConnectorField(name, JdbcTargets.target(url, table)));
     }
   }
 
@@ -246,29 +246,6 @@ final class FieldExtractors {
     } catch (java.io.IOException | ClassCastException e) {
       return List.of(paths); // fail safe: lock it as written rather than not at all
     }
-  }
-
-  /**
-   * A JDBC table's identity: the URL without what may carry credentials (properties after
-   * {@code ;} or {@code ?}, a {@code user[:password]@} or Oracle's {@code user/password@}), a
-   * slash, the table as written. Every writer of one table computes the same text.
-   */
-  static String jdbcTarget(String url, String table) {
-    String u = url.trim();
-    int cut = u.length();
-    for (char c : new char[] {';', '?'}) {
-      int i = u.indexOf(c);
-      if (i >= 0 && i < cut) {
-        cut = i;
-      }
-    }
-    u = u.substring(0, cut);
-    int at = u.lastIndexOf('@');
-    if (at >= 0) {
-      int sub = u.indexOf(':', "jdbc:".length()); // end of the sub-protocol (jdbc:mysql:)
-      u = u.substring(0, sub < 0 || sub > at ? "jdbc:".length() : sub + 1) + u.substring(at + 1);
-    }
-    return u + "/" + table.trim();
   }
 
   /**

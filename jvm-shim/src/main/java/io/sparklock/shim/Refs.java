@@ -104,7 +104,7 @@ final class Refs {
       if (!paths.isEmpty()) {
         return pathRef(String.valueOf(paths.get(0)));
       }
-      return new ConnectorRef(r.table().name());
+      return new ConnectorRef(r.table().name(), null);
     }
     String database = null;
     String table = r.table().name();
@@ -146,7 +146,7 @@ final class Refs {
       return "path:" + p.path();
     }
     if (ref instanceof ConnectorRef c) {
-      return "connector:" + c.name();
+      return "connector:" + c.name() + ":" + c.target();
     }
     TableRef t = (TableRef) ref;
     return ("table:" + t.catalog() + "." + t.database() + "." + t.table()
