@@ -6,8 +6,8 @@ on the no-lock or the fail-safe list of ``sparklock.command_classes``. The rest 
 findings with ``EXPLAIN LOCKS`` on a real local session (v2 tables of the session catalog are
 ``USING noop`` tables, Spark's own ``TableProvider``), with what Spark runs outside SQL statements:
 ``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of a test
-procedure (both compiled from ``tests/sources``), streaming micro-batches. Findings not fixed yet
-are ``xfail(strict=True)``: they turn into errors once fixed, so the marks go with the fix.
+procedure (both compiled from ``tests/sources``), JDBC writes and reads (Derby in memory, from
+pyspark's jars), streaming micro-batches.
 """
 
 from __future__ import annotations

@@ -16,16 +16,82 @@ def _chosen(spark: str, scala: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     "spark,scala,expected",
     [
-        ("3.5.0", "2.12", {"context": "3.5", "parser": "3.5", "scala": "2.12", "session": "3.5"}),
-        ("3.5.9", "2.12", {"context": "3.5", "parser": "3.5", "scala": "2.12", "session": "3.5"}),
-        ("4.0.1", "2.13", {"context": "4.0", "parser": "4.0", "scala": "2.13", "session": "4.0"}),
-        ("4.1.4", "2.13", {"context": "4.0", "parser": "4.1", "scala": "2.13", "session": "4.0"}),
-        ("4.2.0", "2.13", {"context": "4.0", "parser": "4.1", "scala": "2.13", "session": "4.0"}),
-        ("4.3.0", "2.13", {"context": "4.0", "parser": "4.3", "scala": "2.13", "session": "4.0"}),
+        (
+            "3.5.0",
+            "2.12",
+            {
+                "context": "3.5",
+                "parser": "3.5",
+                "procedures": "3.5",
+                "scala": "2.12",
+                "session": "3.5",
+            },
+        ),
+        (
+            "3.5.9",
+            "2.12",
+            {
+                "context": "3.5",
+                "parser": "3.5",
+                "procedures": "3.5",
+                "scala": "2.12",
+                "session": "3.5",
+            },
+        ),
+        (
+            "4.0.1",
+            "2.13",
+            {
+                "context": "4.0",
+                "parser": "4.0",
+                "procedures": "4.0",
+                "scala": "2.13",
+                "session": "4.0",
+            },
+        ),
+        (
+            "4.1.4",
+            "2.13",
+            {
+                "context": "4.0",
+                "parser": "4.1",
+                "procedures": "4.0",
+                "scala": "2.13",
+                "session": "4.0",
+            },
+        ),
+        (
+            "4.2.0",
+            "2.13",
+            {
+                "context": "4.0",
+                "parser": "4.1",
+                "procedures": "4.0",
+                "scala": "2.13",
+                "session": "4.0",
+            },
+        ),
+        (
+            "4.3.0",
+            "2.13",
+            {
+                "context": "4.0",
+                "parser": "4.3",
+                "procedures": "4.0",
+                "scala": "2.13",
+                "session": "4.0",
+            },
+        ),
         (
             "4.3.1.dev0",
             "2.13",
-            {"context": "4.0", "parser": "4.3", "scala": "2.13", "session": "4.0"},
+            {
+                "context": "4.0",
+                "parser": "4.3",
+                "procedures": "4.0",
+                "scala": "2.13",
+                "session": "4.0",
+            },
         ),
     ],
 )
