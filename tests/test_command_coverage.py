@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from sparklock.command_classes import FAIL_SAFE, NO_LOCK
-from sparklock.commands import BY_CLASS, RULES, render_readme
+from sparklock.command_docs import render_readme
+from sparklock.commands import BY_CLASS, RULES
 from sparklock.facts import parse_facts
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
