@@ -36,9 +36,6 @@ NO_LOCK: dict[str, str] = {
     **_in(
         _LOGICAL,
         {
-            "Call": "CALL (no Command): NOT LOCKED, not lockable here: Spark runs the procedure "
-            "while it analyses the statement (its InvokeProcedures rule), before any plan "
-            "sparklock wraps; EXPLAIN LOCKS CALL runs it too (issue 16)",
             "CloseCursor": "SQL-script cursor control: " + _NO_CATALOG,
             "CompoundBody": "a SQL script's body: each statement in it runs and locks as its own",
             "CreateFunction": _FUNCTIONS,
@@ -127,7 +124,6 @@ NO_LOCK.update(
 
 _X_NAMED = "EXCLUSIVE on the table it names"
 _V2_TWIN = "v2 form of {}: " + _X_NAMED + ", as its v1 row"
-_V2_PARTS = "v2 form of {}: EXCLUSIVE on the whole table, coarser than the v1 row's partition locks"
 _PIPELINES = "Declarative Pipelines DDL (refused outside a pipeline): " + _X_NAMED
 
 FAIL_SAFE: dict[str, str] = {
@@ -137,7 +133,6 @@ FAIL_SAFE: dict[str, str] = {
             "AddCheckConstraint": "ALTER TABLE ADD CONSTRAINT ... CHECK: " + _X_NAMED,
             "AddColumns": _V2_TWIN.format("ALTER TABLE ADD COLUMNS"),
             "AddConstraint": "ALTER TABLE ADD CONSTRAINT: " + _X_NAMED,
-            "AddPartitions": _V2_PARTS.format("ALTER TABLE ADD PARTITION"),
             "AlterColumns": _V2_TWIN.format("ALTER TABLE ALTER/CHANGE COLUMN"),
             "AlterColumn": _V2_TWIN.format("ALTER TABLE ALTER/CHANGE COLUMN (Spark 3.5)"),
             "AlterTableClusterBy": "ALTER TABLE CLUSTER BY: " + _X_NAMED,
@@ -165,23 +160,17 @@ FAIL_SAFE: dict[str, str] = {
             "DropColumns": "ALTER TABLE DROP COLUMNS (v2): " + _X_NAMED,
             "DropConstraint": "ALTER TABLE DROP CONSTRAINT: " + _X_NAMED,
             "DropIndex": "DROP INDEX (v2 catalogs only): " + _X_NAMED,
-            "DropPartitions": _V2_PARTS.format("ALTER TABLE DROP PARTITION"),
             "DropView": _V2_TWIN.format("DROP VIEW"),
             "InsertOnlyMerge": "MERGE with only insert clauses (v2): " + _X_NAMED,
             "LoadData": _V2_TWIN.format("LOAD DATA"),
             "RecoverPartitions": _V2_TWIN.format("ALTER TABLE RECOVER PARTITIONS"),
             "RenameColumn": "ALTER TABLE RENAME COLUMN (v2): " + _X_NAMED,
-            "RenamePartitions": _V2_PARTS.format("ALTER TABLE RENAME PARTITION"),
             "RepairTable": _V2_TWIN.format("MSCK REPAIR TABLE"),
             "ReplaceData": "row-level rewrite of v2 DELETE/UPDATE/MERGE: " + _X_NAMED,
             "ReplaceTable": "v2 REPLACE TABLE: " + _X_NAMED,
             "ReplaceTableAsSelect": "v2 REPLACE TABLE AS SELECT: " + _X_NAMED,
-            "SetTableLocation": _V2_TWIN.format("ALTER TABLE SET LOCATION"),
             "SetTableProperties": _V2_TWIN.format("ALTER TABLE SET TBLPROPERTIES"),
-            "SetTableSerDeProperties": "v2 form of ALTER TABLE SET SERDE: EXCLUSIVE, "
-            "stronger than the v1 row's SHARED",
             "SetViewProperties": _V2_TWIN.format("ALTER VIEW SET TBLPROPERTIES"),
-            "TruncatePartition": _V2_PARTS.format("TRUNCATE TABLE ... PARTITION"),
             "TruncateTable": _V2_TWIN.format("TRUNCATE TABLE"),
             "UnsetTableProperties": _V2_TWIN.format("ALTER TABLE UNSET TBLPROPERTIES"),
             "UnsetViewProperties": _V2_TWIN.format("ALTER VIEW UNSET TBLPROPERTIES"),

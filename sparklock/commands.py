@@ -6,16 +6,16 @@ command's table-valued fields by name, this table says what each field means. Wh
 *reads* (queries inside CTAS, views, MERGE sources) is locked SHARED by the read rules in
 ``policy``; the rows here add the command's own targets. Every other command class of Spark is on
 the no-lock or the fail-safe list of ``command_classes`` (a test enumerates Spark's jars). The
-README's command table and lists are generated from here (``python3 -m sparklock.commands``).
+README's command table and lists are generated from here by ``command_docs``
+(``python3 -m sparklock.commands``).
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from .command_classes import FAIL_SAFE, NO_LOCK, simple_name
+from .command_classes import NO_LOCK, simple_name
 from .model import LockMode
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
@@ -208,7 +208,8 @@ RULES: tuple[CommandRule, ...] = (
         _SOURCES + "CreateTempViewUsing",
         "CREATE TEMPORARY VIEW v USING ... OPTIONS (path ...)",
         Target("options", S),
-        note="its `path` option is what it reads: the table owning it, else the path",
+        note="its `path` option and each of its `paths` is what it reads: the table owning it, "
+        "else the path",
     ),
     _rule(_COMMAND + "AlterViewAsCommand", "ALTER VIEW v AS ...", Target("name", X)),
     _rule(
@@ -338,6 +339,47 @@ RULES: tuple[CommandRule, ...] = (
         Target("name", X),
         Target("source", S),
     ),
+    # v2 forms of the partition DDL (tables of a v2 session catalog with partition management):
+    # the locks of their v1 rows, the partitions read from the resolved partition specs
+    _rule(
+        _LOGICAL + "AddPartitions",
+        "ALTER TABLE t ADD PARTITION (...) (v2)",
+        Target("table", S, partitions="parts"),
+    ),
+    _rule(
+        _LOGICAL + "DropPartitions",
+        "ALTER TABLE t DROP PARTITION (...) (v2)",
+        Target("table", S, partitions="parts"),
+    ),
+    _rule(
+        _LOGICAL + "RenamePartitions",
+        "ALTER TABLE t PARTITION (...) RENAME TO PARTITION (v2)",
+        Target("table", S, partitions="from"),
+        Target("table", S, partitions="to"),
+    ),
+    _rule(
+        _LOGICAL + "TruncatePartition",
+        "TRUNCATE TABLE t PARTITION (...) (v2)",
+        Target("table", X, partitions="partitionSpec"),
+    ),
+    _rule(
+        _LOGICAL + "SetTableLocation",
+        "ALTER TABLE t [PARTITION (...)] SET LOCATION (v2)",
+        Target("table", X, partitions="partitionSpec"),
+    ),
+    _rule(
+        _LOGICAL + "SetTableSerDeProperties",
+        "ALTER TABLE t [PARTITION (...)] SET SERDE|SERDEPROPERTIES (v2)",
+        Target("child", S, partitions="partitionSpec", partition_mode=S),
+    ),
+    # CALL (no Command: Spark runs a procedure while analysing it; the shim wraps it in a command
+    # that runs it once the locks are held): conservatively EXCLUSIVE on what its arguments name
+    _rule(
+        _LOGICAL + "Call",
+        "CALL cat.ns.proc(...) (Spark 4.0+)",
+        Target("args", X),
+        note="each existing table a constant string argument names, before the procedure runs",
+    ),
     # writes: the JVM reports their target under "writes", locked by the write rule of ``policy``
     _rule(
         _SOURCES + "InsertIntoHadoopFsRelationCommand",
@@ -354,7 +396,8 @@ RULES: tuple[CommandRule, ...] = (
         _SOURCES + "SaveIntoDataSourceCommand",
         "df.write.format(...).save(p) (non-file sources: JDBC, Delta/Hudi paths)",
         Target("options", X),
-        note="its `path` option: the table owning it, else the path",
+        note="its `path` option and each of its `paths`: the table owning it, else the path; "
+        "a JDBC `url` + `dbtable`: that table as a connector object",
     ),
     _rule(_HIVE + "InsertIntoHiveTable", "INSERT INTO|OVERWRITE t (Hive tables)", note=_WRITE_RULE),
     _rule(
@@ -439,80 +482,11 @@ NO_LOCK_CLASSES = frozenset(NO_LOCK)
 """Commands that touch no table or database of their own: never "unrecognised"."""
 
 
-def _describe(rule: CommandRule) -> str:
-    parts = []
-    for t in rule.targets:
-        if t.partitions:
-            parts.append(
-                f"{t.mode.value} `{t.field}`, or SHARED table + {t.partition_mode.value} "
-                f"partitions of `{t.partitions}`"
-            )
-        else:
-            where = f" in the database of `{t.database_from}`" if t.database_from else ""
-            parts.append(f"{t.mode.value} `{t.field}`{where}")
-    text = "; ".join(parts) or "—"
-    if rule.no_lock_when is not None:
-        text += f"; nothing when {rule.no_lock_when}"
-    return f"{text} ({rule.note})" if rule.note else text
-
-
-def markdown_table() -> str:
-    """The README's command table, generated from ``RULES`` so the two cannot drift."""
-    lines = [
-        "| statement | command class | locks (besides SHARED on everything it reads) |",
-        "|---|---|---|",
-    ]
-    for r in RULES:
-        lines.append(f"| `{r.statement}` | `{r.command}` | {_describe(r)} |")
-    return "\n".join(lines)
-
-
-def _class_list(entries: dict[str, str], header: str) -> str:
-    lines = [f"| command class | {header} |", "|---|---|"]
-    for name in sorted(entries, key=lambda n: (simple_name(n), n)):
-        lines.append(f"| `{simple_name(name)}` | {entries[name]} |")
-    return "\n".join(lines)
-
-
-def markdown_lists() -> str:
-    """The README's no-lock and fail-safe lists, generated from ``command_classes``."""
-    return "\n".join(
-        [
-            f"No lock of their own ({len(NO_LOCK)} classes; what they read is still locked):",
-            "",
-            _class_list(NO_LOCK, "why no lock"),
-            "",
-            f"Fail safe: EXCLUSIVE on every table and database they name ({len(FAIL_SAFE)} "
-            "classes):",
-            "",
-            _class_list(FAIL_SAFE, "why that is acceptable, or what is missing"),
-        ]
-    )
-
-
-# README marker name -> generator of what goes between ``<!-- name:start -->`` and ``:end -->``
-README_BLOCKS = {"command-table": markdown_table, "command-lists": markdown_lists}
-
-
-def render_readme(text: str) -> str:
-    """``text`` with every generated block replaced by what the code generates now."""
-    for name, generate in README_BLOCKS.items():
-        start, end = f"<!-- {name}:start -->\n", f"\n<!-- {name}:end -->"
-        head, rest = text.split(start, 1)
-        _, tail = rest.split(end, 1)
-        text = head + start + generate() + end + tail
-    return text
-
-
 def main(argv: list[str]) -> None:
-    """Print the generated blocks, or with ``--write [README.md]`` rewrite them in place."""
-    if argv and argv[0] == "--write":
-        path = Path(argv[1] if len(argv) > 1 else "README.md")
-        path.write_text(render_readme(path.read_text()))
-        return
-    print(markdown_table())
-    print()
-    print(markdown_lists())
+    """``python3 -m sparklock.commands [--write [README.md]]``: see ``command_docs.main``."""
+    from .command_docs import main as write_docs
+
+    write_docs(argv)
 
 
 if __name__ == "__main__":

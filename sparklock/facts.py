@@ -74,10 +74,12 @@ class PathRef:
 
 @dataclass(frozen=True)
 class ConnectorRef:
-    """A v2 table no catalog names (noop, console): nothing to lock."""
+    """A table no catalog or path names: a v2 table (noop, console), nothing to lock (no
+    ``target``), or a JDBC table read by ``dbtable`` (``target`` as in ``ConnectorField``)."""
 
     kind: ClassVar[str] = "connector"
     name: str | None = None
+    target: str | None = None
 
 
 ObjectRef = TableRef | PathRef | ConnectorRef
@@ -128,6 +130,16 @@ class PathField:
 
 
 @dataclass(frozen=True)
+class ConnectorField:
+    """A field naming a table of an external system (a JDBC ``url`` + ``dbtable``), by its
+    credential-free identity ``target``."""
+
+    kind: ClassVar[str] = "connector"
+    name: str
+    target: str | None = None
+
+
+@dataclass(frozen=True)
 class DatabaseField:
     kind: ClassVar[str] = "database"
     name: str
@@ -153,7 +165,9 @@ class ValueField:
     value: str | None = field(default=None, metadata=_parse(str))
 
 
-FieldRef = TableField | PathField | DatabaseField | PartitionSpecsField | ValueField
+FieldRef = (
+    TableField | PathField | ConnectorField | DatabaseField | PartitionSpecsField | ValueField
+)
 
 
 @dataclass(frozen=True)
@@ -213,7 +227,8 @@ def _read(cls: type[_T], d: Mapping[str, Any], **given: Any) -> _T:
 
 _REF_KINDS: dict[str, type] = {c.kind: c for c in (TableRef, PathRef, ConnectorRef)}
 _FIELD_KINDS: dict[str, type] = {
-    c.kind: c for c in (TableField, PathField, DatabaseField, PartitionSpecsField, ValueField)
+    c.kind: c
+    for c in (TableField, PathField, ConnectorField, DatabaseField, PartitionSpecsField, ValueField)
 }
 
 

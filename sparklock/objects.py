@@ -127,11 +127,22 @@ class ObjectKind(str, Enum):
 # component allows is named by its SHA-256 instead (``sha256-<hex>``).
 PATHS_DATABASE = "_sparklock-paths"
 _PATH_HASH_PREFIX = "sha256-"
+# Connector tables: tables of an external system that neither the catalog nor a path names (a
+# JDBC table written with ``df.write.jdbc``/``format("jdbc")``) lock a table-level object of a
+# second reserved pseudo-database, named like paths (escaped, lower-cased, hashed when too long).
+CONNECTORS_DATABASE = "_sparklock-connectors"
 
 # Facets are sparklock-only child objects of a table. Their component starts with "_sparklock_"
 # and has no "=", so it can never collide with a partition ("k=v") and Hive ignores it.
 FACET_PREFIX = "_sparklock_"
 WRITERS_FACET = "writers"
+
+
+def _component(name: str) -> str:
+    """A path or connector target as one table component: itself, or its SHA-256 when too long."""
+    if len(escape_path_name(name.lower())) > MAX_COMPONENT_LENGTH // 2:
+        return _PATH_HASH_PREFIX + hashlib.sha256(name.lower().encode("utf-8")).hexdigest()
+    return name
 
 
 @dataclass(frozen=True)
@@ -195,9 +206,15 @@ class LockObject:
         if not isinstance(path, str) or not path.strip("/"):
             raise InvalidObjectError(f"a path lock needs a non-root path, got {path!r}")
         norm = path.rstrip("/") if not path.endswith(":/") else path
-        if len(escape_path_name(norm.lower())) > MAX_COMPONENT_LENGTH // 2:
-            norm = _PATH_HASH_PREFIX + hashlib.sha256(norm.lower().encode("utf-8")).hexdigest()
-        return cls(PATHS_DATABASE, norm)
+        return cls(PATHS_DATABASE, _component(norm))
+
+    @classmethod
+    def of_connector(cls, target: str) -> LockObject:
+        """The lock object of a connector table (see ``CONNECTORS_DATABASE``): ``target`` is its
+        credential-free identity as the JVM reports it (``jdbc:derby:memory:db/app.t``)."""
+        if not isinstance(target, str) or not target.strip():
+            raise InvalidObjectError(f"a connector lock needs a target, got {target!r}")
+        return cls(CONNECTORS_DATABASE, _component(target.strip()))
 
     @property
     def is_path(self) -> bool:

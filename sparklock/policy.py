@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from .commands import BY_CLASS, NO_LOCK_CLASSES, CommandRule, Target
 from .config import Escalation
 from .facts import (
+    ConnectorField,
+    ConnectorRef,
     DatabaseField,
     Facts,
     FieldRef,
@@ -74,6 +76,8 @@ def _table_object(ref: Named, current_db: str = "default") -> LockObject | None:
     object (``LockObject.of_path``)."""
     if isinstance(ref, (PathRef, PathField)):
         return _path_object(ref, current_db)
+    if isinstance(ref, ConnectorRef):
+        return LockObject.of_connector(ref.target) if ref.target else None
     if not isinstance(ref, (TableRef, TableField)) or not ref.table:
         return None
     if ref.is_temp:
@@ -167,6 +171,8 @@ def _field_object(ref: FieldRef, current_db: str) -> LockObject | None:
         return LockObject.of_database(ref.database)
     if isinstance(ref, (TableField, PathField)):
         return _table_object(ref, current_db)
+    if isinstance(ref, ConnectorField) and ref.target:
+        return LockObject.of_connector(ref.target)
     return None
 
 

@@ -6,8 +6,8 @@ on the no-lock or the fail-safe list of ``sparklock.command_classes``. The rest 
 findings with ``EXPLAIN LOCKS`` on a real local session (v2 tables of the session catalog are
 ``USING noop`` tables, Spark's own ``TableProvider``), with what Spark runs outside SQL statements:
 ``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of a test
-procedure (both compiled from ``tests/sources``), streaming micro-batches. Findings not fixed yet
-are ``xfail(strict=True)``: they turn into errors once fixed, so the marks go with the fix.
+procedure (both compiled from ``tests/sources``), JDBC writes and reads (Derby in memory, from
+pyspark's jars), streaming micro-batches.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from pathlib import Path
 import pytest
 
 from sparklock.command_classes import FAIL_SAFE, NO_LOCK
-from sparklock.commands import BY_CLASS, RULES, render_readme
+from sparklock.command_docs import render_readme
+from sparklock.commands import BY_CLASS, RULES
 from sparklock.facts import parse_facts
+from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
 from sparklock.service import LockService
 
@@ -33,7 +35,7 @@ from tests.support.locks import class_of, requested, wait_for  # noqa: E402
 from tests.support.spark_versions import needs_spark  # noqa: E402
 
 SHOW_PROCEDURES = (4, 1)  # the Spark lines that have them
-CALL = (4, 1)
+CALL = (4, 0)
 
 ISSUE = "issue 16: {}, fixed after the facts refactor"
 
@@ -143,6 +145,90 @@ P_SPEC = {"name": "partitionSpec", "kind": "partitionSpecs", "specs": [{"p": "1"
 def test_v2_metadata_reads_are_shared(command, fields, expected):
     got = [r for r in policy(command, *fields) if r[0] != "default"]
     assert got == expected
+
+
+def pspec(field, *specs):
+    return {"name": field, "kind": "partitionSpecs", "specs": [{"p": v} for v in specs]}
+
+
+# the v2 partition DDL of a v2 session catalog's table (Delta's, Iceberg's), as the JVM reports
+# it: the resolved table and the resolved partition specs by field name; locks of the v1 twins
+PARTITION_DDL = [
+    (
+        "AddPartitions",  # ALTER TABLE t ADD PARTITION (p='1') PARTITION (p='2')
+        [tref("table", "t"), pspec("parts", "1", "2")],
+        [("default@t", "SHARED"), ("default@t@p=1", "EXCLUSIVE"), ("default@t@p=2", "EXCLUSIVE")],
+    ),
+    (
+        "DropPartitions",
+        [tref("table", "t"), pspec("parts", "1")],
+        [("default@t", "SHARED"), ("default@t@p=1", "EXCLUSIVE")],
+    ),
+    (
+        "RenamePartitions",
+        [tref("table", "t"), pspec("from", "1"), pspec("to", "2")],
+        [("default@t", "SHARED"), ("default@t@p=1", "EXCLUSIVE"), ("default@t@p=2", "EXCLUSIVE")],
+    ),
+    (
+        "TruncatePartition",
+        [tref("table", "t"), pspec("partitionSpec", "1")],
+        [("default@t", "SHARED"), ("default@t@p=1", "EXCLUSIVE")],
+    ),
+    ("SetTableLocation", [tref("table", "t")], [("default@t", "EXCLUSIVE")]),
+    (
+        "SetTableLocation",
+        [tref("table", "t"), pspec("partitionSpec", "1")],
+        [("default@t", "SHARED"), ("default@t@p=1", "EXCLUSIVE")],
+    ),
+    ("SetTableSerDeProperties", [tref("child", "t")], [("default@t", "SHARED")]),
+    (
+        "SetTableSerDeProperties",
+        [tref("child", "t"), pspec("partitionSpec", "1")],
+        [("default@t", "SHARED"), ("default@t@p=1", "SHARED")],
+    ),
+]
+
+
+@pytest.mark.parametrize("command,fields,expected", PARTITION_DDL)
+def test_v2_partition_ddl_locks_as_its_v1_twin(command, fields, expected):
+    assert class_of(command).startswith("org.apache.spark.sql.catalyst.plans.logical.")
+    got = [r for r in policy(command, *fields) if r[0] != "default"]
+    assert got == expected
+
+
+# v2 class and its (table field, spec field) -> v1 twin and its (table field, spec field)
+V1_TWINS = {
+    ("AddPartitions", "table", "parts"): (
+        "AlterTableAddPartitionCommand",
+        "tableName",
+        "partitionSpecsAndLocs",
+    ),
+    ("DropPartitions", "table", "parts"): ("AlterTableDropPartitionCommand", "tableName", "specs"),
+    ("TruncatePartition", "table", "partitionSpec"): (
+        "TruncateTableCommand",
+        "tableName",
+        "partitionSpec",
+    ),
+    ("SetTableLocation", "table", "partitionSpec"): (
+        "AlterTableSetLocationCommand",
+        "tableName",
+        "partitionSpec",
+    ),
+    ("SetTableSerDeProperties", "child", "partitionSpec"): (
+        "AlterTableSerDePropertiesCommand",
+        "tableName",
+        "partSpec",
+    ),
+}
+
+
+@pytest.mark.parametrize("v2", sorted(V1_TWINS), ids=lambda k: k[0])
+def test_v2_partition_ddl_rows_equal_their_v1_rows(v2):
+    (command, table, spec), (v1, v1_table, v1_spec) = v2, V1_TWINS[v2]
+    for specs in ((), ("1",), ("1", "2")):
+        given = [tref(table, "t")] + ([pspec(spec, *specs)] if specs else [])
+        twin = [tref(v1_table, "t")] + ([pspec(v1_spec, *specs)] if specs else [])
+        assert policy(command, *given) == policy(v1, *twin), (command, specs)
 
 
 def test_v2_write_rows_fall_back_to_their_table_when_no_write_is_reported():
@@ -407,6 +493,97 @@ def test_save_into_a_tables_location_locks_the_table_exclusive(fresh, marker_pro
         holder.sql("UNLOCK TABLE u")
 
 
+def _path_locks(*paths) -> list[tuple[str, str]]:
+    objects = [LockObject.of_path(f"file:{p}") for p in paths]
+    return [(objects[0].database, "SHARED")] + [(o.name, "EXCLUSIVE") for o in objects]
+
+
+@pytest.mark.spark
+def test_save_with_a_paths_option_locks_every_path(fresh, marker_provider, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    paths = f'["{one}", "{two}"]'
+
+    def save():
+        fresh.range(3).write.format(marker_provider).mode("overwrite").option("paths", paths).save(
+            str(tmp_path / "out")
+        )
+
+    got = requested(fresh, save)
+    assert got == [sorted(_path_locks(tmp_path / "out", one, two))]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("v2", [False, True], ids=["v1 file source", "v2 file source"])
+def test_a_read_of_several_paths_locks_every_path_v1_and_v2(fresh, tmp_path, v2):
+    one, two = tmp_path / "one", tmp_path / "two"
+    for p in (one, two):
+        fresh.range(2).write.parquet(str(p))
+    if v2:  # parquet read through the v2 file source: the paths travel as the `paths` option
+        fresh.conf.set("spark.sql.sources.useV1SourceList", "")
+    try:
+        df = fresh.read.format("parquet").load([str(one), str(two)])
+        got = requested(fresh, df.count)
+    finally:
+        fresh.conf.unset("spark.sql.sources.useV1SourceList")
+    shared = [(n, "SHARED") for n, _ in _path_locks(one, two)]
+    assert got == [sorted(set(shared))]
+
+
+# -- JDBC: a write into a table of a JDBC database (Derby in memory, from pyspark's jars) --------
+def _jdbc_write(spark, url: str, table: str):
+    writer = spark.range(3).write.format("jdbc").option("url", url).option("dbtable", table)
+    return lambda: writer.mode("overwrite").save()
+
+
+@pytest.mark.spark
+def test_a_jdbc_write_locks_its_table_as_a_connector_object(fresh):
+    url = "jdbc:derby:memory:sparklock;create=true"
+    got = requested(fresh, _jdbc_write(fresh, url, "APP.T1"))
+    target = LockObject.of_connector("jdbc:derby:memory:sparklock/APP.T1")
+    assert got == [sorted([(target.database, "SHARED"), (target.name, "EXCLUSIVE")])]
+    rows = fresh.read.format("jdbc").option("url", url).option("dbtable", "APP.T1").load()
+    assert sorted(r[0] for r in rows.collect()) == [0, 1, 2]
+
+
+@pytest.mark.spark
+def test_a_jdbc_lock_names_no_credentials(fresh):
+    url = "jdbc:derby:memory:sparklock;create=true;user=alice;password=secret"
+    got = requested(fresh, _jdbc_write(fresh, url, "APP.T2"))
+    assert not any("secret" in name or "alice" in name for name, _ in got[0]), got
+
+
+@pytest.mark.spark
+def test_a_jdbc_write_waits_for_a_holder_of_its_table(fresh):
+    # the holder named the table through another URL (other properties): the same lock
+    from sparklock.managers import get_manager
+    from sparklock.service import config_of
+
+    manager = get_manager(config_of({}))  # the session's (embedded) manager
+    target = LockObject.of_connector("jdbc:derby:memory:sparklock/app.t3")
+    held = manager.acquire([LockRequest(target, LockMode.SHARED)], owner="reader", query_id="q")
+    fresh.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
+    try:
+        with pytest.raises(Exception, match="LOCK_CONFLICT"):
+            _jdbc_write(fresh, "jdbc:derby:memory:sparklock;create=true;user=bob", "APP.T3")()
+    finally:
+        fresh.conf.unset("spark.sparklock.lock.numRetries")
+        manager.release(held)
+
+
+@pytest.mark.spark
+def test_a_jdbc_read_locks_its_table_shared(fresh):
+    url = "jdbc:derby:memory:sparklock;create=true"
+    _jdbc_write(fresh, url, "APP.T4")()
+    reader = (
+        fresh.read.format("jdbc").option("url", url + ";user=carol").option("dbtable", "APP.T4")
+    )
+    got = requested(fresh, reader.load().count)
+    target = LockObject.of_connector("jdbc:derby:memory:sparklock/APP.T4")
+    assert got == [sorted([(target.database, "SHARED"), (target.name, "SHARED")])]
+    query = fresh.read.format("jdbc").option("url", url).option("query", "SELECT * FROM APP.T4")
+    assert all(g == [] for g in requested(fresh, query.load().count))  # no table named
+
+
 # -- CALL: a procedure of a v2 catalog (tests/sources/ProcedureCatalog.java) --------------------
 @pytest.fixture
 def procedures(fresh, add_test_class):
@@ -423,29 +600,85 @@ def test_explain_locks_of_call_does_not_run_the_procedure(procedures):
         return int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
 
     before = calls()
-    assert explain(procedures, "CALL proc.sys.touch(table => 'default.u')") == []
+    assert explain(procedures, "CALL proc.sys.touch(table => 'default.u')") == [D, X("default@u")]
     assert calls() == before  # staged as Spark's EXPLAIN stages it: nothing ran
     procedures.sql("CALL proc.sys.touch(table => 'default.u')").collect()
     assert calls() == before + 1  # the counter does count a real CALL
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 16: CALL is not locked: Spark runs the procedure while it analyses the "
-    "statement (InvokeProcedures), before any plan sparklock wraps",
-)
 @needs_spark(CALL, "CALL of a v2 catalog's procedure")
 def test_call_waits_for_a_lock_on_the_table_it_names(procedures):
+    def calls() -> int:
+        return int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
+
     holder = procedures.newSession()
     holder.sql("LOCK TABLE u SHARED")
     procedures.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
+    before = calls()
     try:
         with pytest.raises(Exception, match="LOCK_CONFLICT"):
             procedures.sql("CALL proc.sys.touch(table => 'default.u')").collect()
+        assert calls() == before  # the procedure did not run without its lock
     finally:
         procedures.conf.unset("spark.sparklock.lock.numRetries")
         holder.sql("UNLOCK TABLE u")
+
+
+@pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
+def test_call_runs_its_procedure_holding_its_locks_and_releases_them(procedures):
+    def calls() -> int:
+        return int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
+
+    before = calls()
+    stmt = "CALL proc.sys.touch(table => 'default.u')"
+    got = requested(procedures, lambda: procedures.sql(stmt).collect())
+    assert got == [[D, X("default@u")]]
+    assert calls() == before + 1  # run once, by the locked command (not by the analyzer too)
+    assert show_locks(procedures) == []
+
+
+@pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
+@pytest.mark.parametrize(
+    "argument,expected",
+    [
+        ("'u'", [D, X("default@u")]),  # the current database's table
+        ("'spark_catalog.d2.t'", [S("d2"), X("d2@t")]),
+        ("'no_such_table'", []),  # a string that names no table (a strategy, a date): nothing
+        ("'not a name'", []),
+        ("concat('default', '.u')", [D, X("default@u")]),  # constant-folded
+    ],
+)
+def test_call_locks_the_existing_tables_its_string_arguments_name(procedures, argument, expected):
+    assert explain(procedures, f"CALL proc.sys.touch({argument})") == expected
+
+
+@pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
+def test_a_procedure_that_queries_its_table_runs_inside_its_calls_locks(procedures):
+    # row_count runs a query of its own on u while the CALL holds EXCLUSIVE on u: that query is
+    # part of the statement (it must not wait for its own CALL), and the rows come back as Spark's
+    stmt = "CALL proc.sys.row_count(table => 'default.u')"
+    procedures.conf.set("spark.sparklock.lock.numRetries", "1")  # waiting for itself would fail
+    try:
+        got = requested(procedures, lambda: procedures.sql(stmt).collect())
+        rows = procedures.sql(stmt).collect()
+    finally:
+        procedures.conf.unset("spark.sparklock.lock.numRetries")
+    assert got[0] == [D, X("default@u")]
+    assert [tuple(r) for r in rows] == [("default.u", 1)]
+    assert rows[0].asDict() == {"table_name": "default.u", "row_count": 1}
+    assert show_locks(procedures) == []
+
+
+@pytest.mark.spark
+@needs_spark(CALL, "CALL of a v2 catalog's procedure")
+def test_spark_explain_of_call_still_does_not_run_it(procedures):
+    before = int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS)
+    procedures.sql("EXPLAIN CALL proc.sys.touch(table => 'default.u')").collect()
+    assert int(procedures.sparkContext._jvm.ProcedureCatalog.CALLS) == before
 
 
 # -- Structured Streaming: each micro-batch locks what it reads and writes -----------------------

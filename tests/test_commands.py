@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sparklock.commands import RULES, markdown_table
+from sparklock.command_docs import markdown_table
+from sparklock.commands import RULES
 from sparklock.facts import parse_facts
 from sparklock.service import LockService
 from tests.support.locks import class_of

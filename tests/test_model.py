@@ -174,3 +174,15 @@ def test_lock_data_user_is_a_sixth_field_hive_ignores():
     without = LockData.now("q1", LockType.IMPLICIT, "SELECT 1", "10.0.0.5")
     assert without.encode().decode().count(":") == 4  # Hive's five fields exactly
     assert LockData.decode(without.encode()).user == ""
+
+
+def test_a_connector_object_is_a_table_of_its_own_pseudo_database():
+    jdbc = LockObject.of_connector("jdbc:derby:memory:db/APP.T")
+    assert jdbc.name == "_sparklock-connectors@jdbc%3Aderby%3Amemory%3Adb%2Fapp.t"
+    assert jdbc.kind is ObjectKind.TABLE and not jdbc.is_path
+    assert LockObject.parse(jdbc.name) == jdbc  # SHOW LOCKS names read back
+    assert jdbc != LockObject.of_path("jdbc:derby:memory:db/APP.T")  # never a path's lock
+    long = LockObject.of_connector("jdbc:x:" + "a" * 900 + "/t")
+    assert long.table.startswith("sha256-") and len(long.name) < 100
+    with pytest.raises(InvalidObjectError):
+        LockObject.of_connector(" ")

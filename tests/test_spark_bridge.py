@@ -113,6 +113,7 @@ CONTRACT = {
     "Facts$WriteRef": facts_contract.WriteRef,
     "Facts$TableField": facts_contract.TableField,
     "Facts$PathField": facts_contract.PathField,
+    "Facts$ConnectorField": facts_contract.ConnectorField,
     "Facts$DatabaseField": facts_contract.DatabaseField,
     "Facts$PartitionSpecsField": facts_contract.PartitionSpecsField,
     "Facts$ValueField": facts_contract.ValueField,

@@ -39,6 +39,10 @@ final class CommandFields {
 
   /** Every product element of the root command, classified by its value's type. */
   List<FieldRef> collect(LogicalPlan root) {
+    if (ProcedureCalls.isCall(root)) {
+      ProcedureCalls.addArguments(this, root); // its arguments are expressions, not fields
+      return fields;
+    }
     int n = root.productArity();
     for (int i = 0; i < n; i++) {
       String name;

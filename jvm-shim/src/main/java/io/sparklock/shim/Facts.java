@@ -92,8 +92,11 @@ public record Facts(
     }
   }
 
-  /** A v2 table no catalog names (noop, console): nothing to lock. */
-  public record ConnectorRef(String name) implements ObjectRef {
+  /**
+   * A table no catalog or path names: a v2 table (noop, console), nothing to lock ({@code target}
+   * null), or a JDBC table read by {@code dbtable} ({@code target} as in {@link ConnectorField}).
+   */
+  public record ConnectorRef(String name, String target) implements ObjectRef {
     @Override
     public String kind() {
       return "connector";
@@ -162,6 +165,19 @@ public record Facts(
     @Override
     public String kind() {
       return "path";
+    }
+  }
+
+  /**
+   * A field naming a table of an external system no catalog or path names: a JDBC table written
+   * through a data source's options ({@code url} + {@code dbtable}). {@code target} identifies it
+   * without credentials ({@code jdbc:derby:memory:db/app.t}: the URL's user, password and
+   * properties are left out).
+   */
+  public record ConnectorField(String name, String target) implements FieldRef {
+    @Override
+    public String kind() {
+      return "connector";
     }
   }
 

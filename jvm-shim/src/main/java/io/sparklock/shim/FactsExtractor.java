@@ -120,11 +120,12 @@ public final class FactsExtractor {
   }
 
   /**
-   * A root whose fields the command table reads: a {@code Command}, or a streaming query's write
-   * node ({@code WriteTo*} of a streaming package, the root of each micro-batch's plan).
+   * A root whose fields the command table reads: a {@code Command}, a {@code CALL}, or a
+   * streaming query's write node ({@code WriteTo*} of a streaming package, the root of each
+   * micro-batch's plan).
    */
   static boolean isCommandRoot(LogicalPlan plan) {
-    if (plan instanceof Command) {
+    if (plan instanceof Command || ProcedureCalls.isCall(plan)) {
       return true;
     }
     String name = plan.getClass().getName();

@@ -99,7 +99,7 @@ final class FieldExtractors {
         if (isPartitionName(name)) {
           out.addSpec(name, CommandFields.spec(m));
         } else if (isOptionsName(name)) {
-          optionPath(out, name, m);
+          options(out, name, m);
         }
         return true;
       }),
@@ -201,15 +201,51 @@ final class FieldExtractors {
   }
 
   /**
-   * A data source's options (CreateTempViewUsing, SaveIntoDataSourceCommand): its {@code path}
-   * option, the path it reads or writes (key case-insensitive, as Spark reads it).
+   * A data source's options (CreateTempViewUsing, SaveIntoDataSourceCommand): the paths it reads
+   * or writes -- its {@code path} option and each of its {@code paths} (a JSON array, as
+   * {@code DataFrameReader.load(p1, p2)} passes them) -- and a JDBC table ({@code url} +
+   * {@code dbtable}). Keys are case-insensitive, as Spark reads them.
    */
-  private static void optionPath(CommandFields out, String name, scala.collection.Map<?, ?> m) {
+  private static void options(CommandFields out, String name, scala.collection.Map<?, ?> m) {
+    Map<String, String> options = new java.util.HashMap<>();
     ScalaInterop.map(m).forEach((k, v) -> {
-      if ("path".equalsIgnoreCase(String.valueOf(k)) && v != null && !v.toString().isEmpty()) {
-        out.add(out.path(name, v.toString()));
+      if (v != null) {
+        options.put(String.valueOf(k).toLowerCase(Locale.ROOT), v.toString());
       }
     });
+    String path = options.get("path");
+    if (path != null && !path.isEmpty()) {
+      out.add(out.path(name, path));
+    }
+    for (String p : jsonPaths(options.get("paths"))) {
+      out.add(out.path(name, p));
+    }
+    String url = options.get("url");
+    String table = options.get("dbtable");
+    if (url != null && table != null && url.regionMatches(true, 0, "jdbc:", 0, 5)) {
+      out.add(new Facts.ConnectorField(name, JdbcTargets.target(url, table)));
+    }
+  }
+
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
+  /** The {@code paths} option: a JSON array of paths; text that is none is one path. */
+  static List<String> jsonPaths(String paths) {
+    if (paths == null || paths.isBlank()) {
+      return List.of();
+    }
+    try {
+      List<String> out = new ArrayList<>();
+      for (Object p : JSON.readValue(paths, List.class)) {
+        if (p != null && !p.toString().isEmpty()) {
+          out.add(p.toString());
+        }
+      }
+      return out;
+    } catch (java.io.IOException | ClassCastException e) {
+      return List.of(paths); // fail safe: lock it as written rather than not at all
+    }
   }
 
   /**

@@ -138,6 +138,31 @@ public final class LockGuard {
     }
   }
 
+  /** The statement run during analysis (a CALL) that holds its locks on this thread, if any. */
+  private static final ThreadLocal<Held> DURING_ANALYSIS = new ThreadLocal<>();
+
+  /**
+   * Runs {@code body} holding the locks of {@code facts} outside any SQL execution: a statement
+   * Spark runs while it analyses it (a {@code CALL}'s procedure, see {@code ProcedureCalls}), so
+   * there is no execution id and no physical plan. The executions the body starts on this thread
+   * (a procedure's own queries) treat these locks as their enclosing statement's.
+   */
+  static <T> T runDuringAnalysis(SparkSession session, Facts facts, Supplier<T> body) {
+    if (!SparkLockBridge.enabled(session)) {
+      return body.get();
+    }
+    SparkContext sc = session.sparkContext();
+    Held held = new Held(null, null);
+    acquire(held, withCaller(facts, session, sc));
+    Held outer = DURING_ANALYSIS.get();
+    DURING_ANALYSIS.set(held);
+    try {
+      return runThenRelease(sc, held, body);
+    } finally {
+      DURING_ANALYSIS.set(outer);
+    }
+  }
+
   /** The job tag of the jobs run while {@code handle} holds (Python asks cancelFencedJobs). */
   static String fenceTag(String handle) {
     return FENCE_PREFIX + handle.replace(',', '_');
@@ -355,6 +380,11 @@ public final class LockGuard {
   /** Handles the enclosing executions of the same root hold, outermost first. */
   static List<String> enclosingHandles(Held me) {
     List<String> out = new ArrayList<>();
+    Held analysing = DURING_ANALYSIS.get(); // a CALL running its procedure on this thread
+    if (analysing != null && analysing != me && !analysing.handle.isEmpty()
+        && !analysing.released.get()) {
+      out.add(analysing.handle);
+    }
     if (me.rootExecutionId == null || me.rootExecutionId.equals(me.executionId)) {
       return out;
     }
@@ -462,12 +492,15 @@ public final class LockGuard {
     Facts facts = FactsExtractor.checkedFacts(
         c.session, analyzed, optimized, c.executionId, c.rootExecutionId, sql,
         enclosingHandles(held));
+    return withCaller(facts, c.session, node.sparkContext());
+  }
+
+  private static Facts withCaller(Facts facts, SparkSession session, SparkContext sc) {
     // What a cancellation names (BRIDGE.md): the job group and job tags of the action's thread.
-    SparkContext sc = node.sparkContext();
     List<String> tags = ScalaInterop.list(sc.getJobTags());
     tags.sort(null);
     // ... and who runs it: a Thrift/Connect server session's user and client, else the Spark user.
     return facts.withCaller(sc.getLocalProperty("spark.jobGroup.id"), tags,
-        ServerSessions.identify(c.session, sc));
+        ServerSessions.identify(session, sc));
   }
 }

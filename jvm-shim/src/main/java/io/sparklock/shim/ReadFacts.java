@@ -21,6 +21,7 @@ import org.apache.spark.sql.execution.datasources.CatalogFileIndex;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
+import org.apache.spark.sql.execution.datasources.jdbc.JDBCRelation;
 import org.apache.spark.sql.execution.datasources.PartitionPath;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
@@ -56,13 +57,15 @@ final class ReadFacts {
           add(refs.tableRef(lr.catalogTable().get(), false));
         } else if (lr.relation() instanceof HadoopFsRelation fs) {
           refs.pathRefs(fs.location()).forEach(this::add);
+        } else if (lr.relation() instanceof JDBCRelation jdbc) {
+          add(JdbcTargets.readOf(jdbc));
         }
       } else if (p instanceof HiveTableRelation h) {
         add(refs.tableRef(h.tableMeta(), false));
       } else if (p instanceof DataSourceV2Relation r) {
-        add(refs.v2Ref(r));
+        refs.v2Refs(r).forEach(this::add);
       } else if (p instanceof DataSourceV2ScanRelation s) {
-        add(refs.v2Ref(s.relation()));
+        refs.v2Refs(s.relation()).forEach(this::add);
       }
     });
     List<ObjectRef> out = new ArrayList<>();

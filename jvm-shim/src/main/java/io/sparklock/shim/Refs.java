@@ -70,19 +70,41 @@ final class Refs {
             ? null : t.storage().locationUri().get().toString());
   }
 
+  /**
+   * What a v2 relation reads: one ref, except a v2 file table read by path with several paths
+   * ({@code spark.read.load(p1, p2)}, the {@code paths} option): each path.
+   */
+  List<ObjectRef> v2Refs(DataSourceV2Relation r) {
+    if (!(r.table() instanceof V1Table) && r.catalog().isEmpty()) {
+      List<ObjectRef> out = new ArrayList<>();
+      for (Object p : filePaths(r.table())) {
+        out.add(pathRef(String.valueOf(p)));
+      }
+      if (!out.isEmpty()) {
+        return out;
+      }
+    }
+    return List.of(v2Ref(r));
+  }
+
+  /** The paths of a v2 file table (none for any other table). */
+  private static List<Object> filePaths(Table t) {
+    Object paths = isFileTable(t) ? invoke(t, "paths") : null;
+    return paths instanceof scala.collection.Iterable<?> it ? ScalaInterop.anyList(it) : List.of();
+  }
+
   ObjectRef v2Ref(DataSourceV2Relation r) {
     if (r.table() instanceof V1Table) {
       return tableRef(((V1Table) r.table()).v1Table(), false);
     }
     if (r.catalog().isEmpty()) {
       // no catalog names it: a file table read/written by path (v2 file sources) is its
-      // path; anything else (noop, console, memory) is no lockable object
-      Object paths = isFileTable(r.table()) ? invoke(r.table(), "paths") : null;
-      if (paths instanceof scala.collection.Iterable
-          && ((scala.collection.Iterable<?>) paths).nonEmpty()) {
-        return pathRef(String.valueOf(((scala.collection.Iterable<?>) paths).head()));
+      // (first) path; anything else (noop, console, memory) is no lockable object
+      List<Object> paths = filePaths(r.table());
+      if (!paths.isEmpty()) {
+        return pathRef(String.valueOf(paths.get(0)));
       }
-      return new ConnectorRef(r.table().name());
+      return new ConnectorRef(r.table().name(), null);
     }
     String database = null;
     String table = r.table().name();
@@ -124,7 +146,7 @@ final class Refs {
       return "path:" + p.path();
     }
     if (ref instanceof ConnectorRef c) {
-      return "connector:" + c.name();
+      return "connector:" + c.name() + ":" + c.target();
     }
     TableRef t = (TableRef) ref;
     return ("table:" + t.catalog() + "." + t.database() + "." + t.table()

@@ -6,8 +6,9 @@ import scala.Function1;
 import scala.runtime.BoxedUnit;
 
 /**
- * The {@code spark.sql.extensions} entry point: the lock-statement parser and the columnar rule
- * that puts {@link SparkLockExec} at the root of every top-level physical plan.
+ * The {@code spark.sql.extensions} entry point: the lock-statement parser, the columnar rule
+ * that puts {@link SparkLockExec} at the root of every top-level physical plan, and the rule that
+ * turns a {@code CALL} into a command that runs (locked) as any other ({@link ProcedureCalls}).
  */
 public class SparkLockExtensions implements Function1<SparkSessionExtensions, BoxedUnit> {
   /**
@@ -25,6 +26,7 @@ public class SparkLockExtensions implements Function1<SparkSessionExtensions, Bo
       SQLConf$.MODULE$.registerStaticConfigKey(key);
     }
     ext.injectParser((session, delegate) -> new LockStatementParser(session, delegate));
+    ProcedureCalls.register(ext); // CALL: locked before its procedure runs (Spark 4.0+)
     ext.injectColumnar(session -> {
       QueryEndListener.register(session.sparkContext());
       return new SparkLockColumnarRule();
