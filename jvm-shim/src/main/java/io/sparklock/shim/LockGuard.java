@@ -118,7 +118,7 @@ public final class LockGuard {
     if (c.executionId == null) {
       // No SQL execution (an internal caller): lock around the call itself.
       Held held = new Held(null, null);
-      acquire(node, held, facts(c, node, held));
+      acquire(node.sparkContext(), node, held, facts(c, node, held));
       return runThenRelease(node.sparkContext(), held, afterGrant(c, node, held, body));
     }
     Held held = new Held(c.executionId, c.rootExecutionId);
@@ -126,7 +126,7 @@ public final class LockGuard {
       return body.get(); // this execution already holds its locks
     }
     try {
-      acquire(node, held, facts(c, node, held));
+      acquire(node.sparkContext(), node, held, facts(c, node, held));
     } catch (Throwable e) {
       HELD.remove(c.executionId, held);
       throw e;
@@ -153,7 +153,7 @@ public final class LockGuard {
     }
     SparkContext sc = session.sparkContext();
     Held held = new Held(null, null);
-    acquire(held, withCaller(facts, session, sc));
+    acquire(sc, null, held, withCaller(facts, session, sc));
     Held outer = DURING_ANALYSIS.get();
     DURING_ANALYSIS.set(held);
     try {
@@ -242,7 +242,7 @@ public final class LockGuard {
     }
     if (c.executionId == null) {
       Held held = new Held(null, null);
-      acquire(node, held, facts(c, node, held));
+      acquire(node.sparkContext(), node, held, facts(c, node, held));
       try {
         afterGrant(c, node, held, () -> null).get();
       } finally {
@@ -255,7 +255,7 @@ public final class LockGuard {
       return;
     }
     try {
-      acquire(node, held, facts(c, node, held));
+      acquire(node.sparkContext(), node, held, facts(c, node, held));
     } catch (Throwable e) {
       HELD.remove(c.executionId, held);
       throw e;
@@ -432,9 +432,10 @@ public final class LockGuard {
    * Calls Python's acquire (the handle, and whether to re-list the files read), except for facts
    * that name no table, path, database or field ({@code SELECT 1}, {@code range}, {@code SET}):
    * nothing could be locked, so the round trip
-   * (~0.1–0.4 ms) is skipped. A missing callback still fails closed.
+   * (~0.1–0.4 ms) is skipped. A missing callback still fails closed. {@code node} is null for a
+   * statement run during analysis (a CALL): it has no plan node to show its wait on.
    */
-  private static void acquire(SparkLockExec node, Held held, Facts facts) {
+  private static void acquire(SparkContext sc, SparkLockExec node, Held held, Facts facts) {
     if (facts.namesNothing()) {
       if (SparkLockBridge.callback() == null) {
         throw new SparkLockException(SparkLockBridge.NOT_ATTACHED);
@@ -442,7 +443,6 @@ public final class LockGuard {
       held.handle = "";
       return;
     }
-    SparkContext sc = node.sparkContext();
     held.sc = sc;
     String json = FactsExtractor.toJson(facts);
     long start = System.nanoTime();
@@ -452,7 +452,9 @@ public final class LockGuard {
       granted = SparkLockBridge.acquire(json);
     } catch (Throwable e) {
       long waited = System.nanoTime() - start;
-      node.recordLockWait(waited, held.executionId); // the SQL tab shows a refused wait too
+      if (node != null) {
+        node.recordLockWait(waited, held.executionId); // the SQL tab shows a refused wait too
+      }
       LockTelemetry.refused(sc, executionIdOf(held), facts.sql(), e, waited);
       throw e;
     } finally {
@@ -462,7 +464,9 @@ public final class LockGuard {
     held.refreshListing = granted.refreshListing();
     held.handle = granted.handle() == null ? "" : granted.handle();
     held.waitedNs = granted.waitedNs() != null ? granted.waitedNs() : held.grantedAtNanos - start;
-    node.recordLockWait(held.waitedNs, held.executionId);
+    if (node != null) {
+      node.recordLockWait(held.waitedNs, held.executionId);
+    }
     if (!held.handle.isEmpty()) {
       held.lockCount = granted.lockCount() == null ? 0 : granted.lockCount();
       LockTelemetry.granted(sc, executionIdOf(held), held.handle, facts.sql(), held.lockCount,
