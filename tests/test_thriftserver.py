@@ -97,7 +97,7 @@ def test_two_users_conflict_and_show_locks_names_the_user(server, zk, clean):
     assert r.returncode != 0
     assert "LOCK_CONFLICT" in r.stdout + r.stderr
     shown = rows(beeline(server.port, "bob", "SHOW LOCKS t EXTENDED"))
-    assert [(x[0], x[1], x[4], x[6], x[7]) for x in shown if len(x) == 8] == [
+    assert [(x[0], x[1], x[4], x[6], x[7]) for x in shown if len(x) == 13] == [
         ("default@t", "EXCLUSIVE", "EXPLICIT", "127.0.0.1", "alice")
     ]
     # LOCK in one session, UNLOCK in another (legacy scripts); then bob writes

@@ -65,7 +65,8 @@ final class LockStatementRunner {
         caller == null ? null : caller.user(),
         caller == null ? null : caller.client(),
         null,
-        null);
+        null,
+        caller == null ? null : caller.agent());
   }
 
   private static Messages.Rows command(SparkSession session, Messages.CommandRequest request) {
