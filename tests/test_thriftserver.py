@@ -100,6 +100,8 @@ def test_two_users_conflict_and_show_locks_names_the_user(server, zk, clean):
     assert [(x[0], x[1], x[4], x[6], x[7]) for x in shown if len(x) == 13] == [
         ("default@t", "EXCLUSIVE", "EXPLICIT", "127.0.0.1", "alice")
     ]
+    # its state, and the JDBC session it was taken for (the agent)
+    assert [(x[8], x[12][:7]) for x in shown if len(x) == 13] == [("ACQUIRED", "thrift/")]
     # LOCK in one session, UNLOCK in another (legacy scripts); then bob writes
     r = beeline(server.port, "bob", "UNLOCK TABLE t; INSERT INTO t VALUES (1)")
     assert r.returncode == 0, r.stdout + r.stderr
