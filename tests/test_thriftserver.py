@@ -157,6 +157,32 @@ def test_beeline_cancel_ends_a_wait_at_once(server, zk, clean):
     assert ":EXPLICIT:" in data
 
 
+def test_another_jdbc_session_sees_the_waiter_and_whom_it_waits_for(server, zk, clean):
+    waiter = _queued_behind_alice(server, zk)
+    try:
+        shown = [
+            x for x in rows(beeline(server.port, "carol", "SHOW LOCKS t EXTENDED")) if len(x) == 13
+        ]
+        [lock] = [x for x in shown if x[8] == "ACQUIRED"]
+        [wait] = [x for x in shown if x[8] == "WAITING"]
+        assert (lock[0], lock[1], lock[7]) == ("default@t", "EXCLUSIVE", "alice")
+        assert (wait[0], wait[1], wait[7], wait[5]) == (
+            "default@t",
+            "EXCLUSIVE",
+            "bob",
+            "INSERT INTO t VALUES (3)",
+        )
+        assert wait[9] == f"EXCLUSIVE default@t query_id={lock[2]}"  # blocked_by alice's lock
+        assert wait[10] == "" and wait[11].isdigit()  # acquired_at, wait_since
+        assert wait[12].startswith("thrift/") and wait[12] != lock[12]  # bob's own session
+    finally:
+        waiter.kill()
+        waiter.wait()
+    wait_until(lambda: len(lock_nodes(zk, server.namespace)) == 1, 30)
+    shown = rows(beeline(server.port, "carol", "SHOW LOCKS t EXTENDED"))
+    assert [x[8] for x in shown if len(x) == 13] == ["ACQUIRED"]
+
+
 def test_client_killed_while_waiting_leaves_no_lock(server, zk, clean):
     waiter = _queued_behind_alice(server, zk)
     waiter.kill()  # SIGKILL: the connection drops, the server closes the session
