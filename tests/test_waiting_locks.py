@@ -7,6 +7,7 @@ it waits, then ends the wait (grant, refusal, cancellation) and reads again.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
@@ -312,3 +313,25 @@ def test_cli_locks_waiting_lists_only_the_waiters(zk_manager, zk_server, zk_name
     assert isinstance(waiter.result(), AcquisitionCancelled)
     assert [line.split() for line in cli("--waiting")] == [header.split(), ["(0", "locks)"]]
     holder.release()
+
+
+# -- the node data: extra fields after Hive's five ----------------------------------------------
+def test_lock_data_extra_fields_round_trip_and_leave_hives_fields_alone():
+    data = LockData("q1", 1700000000000, LockType.IMPLICIT, "SELECT 1", "10.0.0.5", "alice")
+    data = dataclasses.replace(data, agent="thrift/abc", wait_since_ms=17, acquired_ms=42)
+    raw = data.encode()
+    assert raw.decode().split(":") == [
+        "q1",
+        "1700000000000",
+        "IMPLICIT",
+        "SELECT 1",
+        "10.0.0.5",
+        "g=thrift/abc",
+        "u=alice",
+        "w=17",
+        "a=42",
+    ]
+    assert LockData.decode(raw) == data
+    # a peer's client with colons (IPv6) is still the client, and no field is taken for an extra
+    hive = LockData.decode(b"hive_q:1700000000000:EXPLICIT:select 1:fe80::1")
+    assert (hive.client, hive.user, hive.agent, hive.acquired_ms) == ("fe80::1", "", "", 0)
