@@ -1,6 +1,6 @@
 """``python -m sparklock``: operators' tools that need no Spark.
 
-    python -m sparklock locks   [--object NAME]            # like SHOW LOCKS EXTENDED
+    python -m sparklock locks   [--object NAME] [--waiting]  # like SHOW LOCKS EXTENDED
     python -m sparklock release NAME                       # force-release every lock on NAME
                                                            # (operator override of unlock.policy)
     python -m sparklock stale   [--older-than 24h] [--apply]
@@ -25,7 +25,7 @@ from .config import SparkLockConfig, parse_duration
 from .errors import SparkLockError
 from .managers.zookeeper import ZooKeeperLockManager
 from .messages import LOCK_COLUMNS, lock_rows
-from .model import LockInfo, LockType
+from .model import LockInfo, LockState, LockType
 from .objects import LockObject
 
 
@@ -43,13 +43,16 @@ def _config(args: argparse.Namespace) -> SparkLockConfig:
     return SparkLockConfig.from_conf(conf)
 
 
-def _print_table(columns: Sequence[str], rows: Sequence[Sequence[str]], out) -> None:
+def _print_table(
+    columns: Sequence[str], rows: Sequence[Sequence[str]], out, waiting: int = 0
+) -> None:
     widths = [max([len(c), *(len(str(r[i])) for r in rows)]) for i, c in enumerate(columns)]
     line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
     print(line.rstrip(), file=out)
     for r in rows:
         print("  ".join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip(), file=out)
-    print(f"({len(rows)} lock{'s' if len(rows) != 1 else ''})", file=out)
+    footer = f"{len(rows)} lock{'s' if len(rows) != 1 else ''}"
+    print(f"({footer}, {waiting} waiting)" if waiting else f"({footer})", file=out)
 
 
 def _age(info: LockInfo, now_ms: int) -> float:
@@ -58,8 +61,11 @@ def _age(info: LockInfo, now_ms: int) -> float:
 
 def cmd_locks(m: ZooKeeperLockManager, args, out) -> int:
     obj = LockObject.parse(args.object) if args.object else None
-    infos = m.list_locks(obj)
-    _print_table(list(LOCK_COLUMNS), lock_rows(infos, list(LOCK_COLUMNS)), out)
+    infos = m.list_locks(obj, waiting=True)  # waiting requests too, as SHOW LOCKS
+    if args.waiting:
+        infos = [i for i in infos if i.state is LockState.WAITING]
+    waiting = sum(i.state is LockState.WAITING for i in infos)
+    _print_table(list(LOCK_COLUMNS), lock_rows(infos, list(LOCK_COLUMNS)), out, waiting)
     return 0
 
 
@@ -132,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("locks", parents=[common], help="list locks (SHOW LOCKS EXTENDED columns)")
     s.add_argument("--object", help="only this object and below, e.g. default@t or default@t@p=1")
+    s.add_argument(
+        "--waiting",
+        action="store_true",
+        help="only the requests waiting for a lock (state WAITING; blocked_by names the holder)",
+    )
     s.set_defaults(run=cmd_locks)
     s = sub.add_parser(
         "release",

@@ -197,6 +197,9 @@ class Facts:
     #: who runs the statement: a server session's user and client address, else the Spark user
     user: str | None = None
     client_address: str | None = None
+    #: for whom it runs: the server session (``thrift/<id>``, ``connect/<id>``), else the Spark
+    #: application id (SHOW LOCKS EXTENDED's ``agent``)
+    agent: str | None = None
 
 
 # -- parsing: JSON → dataclasses ------------------------------------------------------------------

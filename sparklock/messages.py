@@ -19,6 +19,7 @@ from typing import Any
 from .facts import wire_name
 from .model import LockInfo
 from .objects import LockObject
+from .waiting import BLOCKER_SEPARATOR, acquired_at, wait_since
 
 
 def _wire(value: Any) -> Any:
@@ -116,7 +117,8 @@ class CommandRequest:
     "Command requests"). ``columns``: SHOW LOCKS's columns to answer; ``job_group``/``job_tags``:
     what a cancellation of a LOCK wait matches (CANCEL_WAITS: the waits to end); ``user`` /
     ``client_address``: who asks (a server session's, else the Spark user); ``reason`` /
-    ``server_session``: why a server ends waits, and which of its sessions closed."""
+    ``server_session``: why a server ends waits, and which of its sessions closed; ``agent``:
+    the LOCK's server session or Spark application (as the facts' ``agent``)."""
 
     statement: str
     session: str = ""
@@ -131,6 +133,7 @@ class CommandRequest:
     client_address: str | None = None
     reason: str | None = None
     server_session: str | None = None
+    agent: str | None = None
 
     @classmethod
     def from_wire(cls, wire: str | Mapping[str, Any]) -> CommandRequest:
@@ -151,11 +154,13 @@ class CommandRequest:
             client_address=d.get("clientAddress"),
             reason=d.get("reason"),
             server_session=d.get("serverSession"),
+            agent=d.get("agent"),
         )
 
 
 # -- SHOW LOCKS rows -----------------------------------------------------------------------------
-#: What each SHOW LOCKS column shows of a lock (``lock_time``: epoch milliseconds as text).
+#: What each SHOW LOCKS column shows of a lock (``lock_time``, ``acquired_at``, ``wait_since``:
+#: epoch milliseconds as text, empty when there is none; see sparklock.waiting).
 LOCK_COLUMNS: Mapping[str, Callable[[LockInfo], str]] = {
     "name": lambda i: i.name,
     "mode": lambda i: i.mode.value,
@@ -165,6 +170,11 @@ LOCK_COLUMNS: Mapping[str, Callable[[LockInfo], str]] = {
     "query_string": lambda i: i.data.query_string,
     "client": lambda i: i.data.client,
     "user": lambda i: i.data.user,
+    "state": lambda i: i.state.value,
+    "blocked_by": lambda i: BLOCKER_SEPARATOR.join(i.blocked_by),
+    "acquired_at": acquired_at,
+    "wait_since": wait_since,
+    "agent": lambda i: i.data.agent,
 }
 
 

@@ -6,6 +6,7 @@ apart on what is compatible, what order locks are taken in, or who blocks whom.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,13 @@ class LockType(str, Enum):
 
     IMPLICIT = "IMPLICIT"
     EXPLICIT = "EXPLICIT"
+
+
+class LockState(str, Enum):
+    """SHOW LOCKS' ``state``: a lock granted, or a request waiting in line / between retries."""
+
+    ACQUIRED = "ACQUIRED"
+    WAITING = "WAITING"
 
 
 class WaitPolicy(str, Enum):
@@ -103,14 +111,38 @@ def _strip(value: object) -> str:
     return str(value if value is not None else "").replace(":", "")
 
 
-#: Marks the optional sixth field of the node data, the user (Hive reads five and ignores more).
+#: Marks the optional field of the node data naming the user (Hive reads five and ignores more).
 USER_FIELD_PREFIX = "u="
+#: Further optional ``k=v`` fields after Hive's five, all ignored by Hive: the agent (Spark app
+#: id or server session; before the user), since when the request waited, when a waited request
+#: was granted (sparklock.waiting; a lock granted without waiting carries neither time).
+AGENT_FIELD_PREFIX = "g="
+WAIT_SINCE_FIELD_PREFIX = "w="
+ACQUIRED_FIELD_PREFIX = "a="
+_EXTRA_FIELD = re.compile(r"^[a-z]=")
+
+
+def split_extra_fields(parts: list[str]) -> dict[str, str]:
+    """Pop the trailing ``k=v`` fields (after Hive's five) off ``parts``; ``{k: v}``."""
+    extras: dict[str, str] = {}
+    while len(parts) > 5 and _EXTRA_FIELD.match(parts[-1]):
+        key, _, value = parts.pop().partition("=")
+        extras.setdefault(key, value)
+    return extras
+
+
+def _millis(text: str | None) -> int:
+    try:
+        return int(text or 0)
+    except ValueError:
+        return 0
 
 
 @dataclass(frozen=True)
 class LockData:
     """Hive's node data ``queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp``, plus
-    ``:u=<user>`` when the user is known (a field Hive's parser ignores)."""
+    ``:u=<user>`` when the user is known and ``:g=<agent>``, ``:w=<ms>``, ``:a=<ms>`` (agent,
+    waiting since, granted at: see :data:`AGENT_FIELD_PREFIX`) -- fields Hive's parser ignores."""
 
     query_id: str
     lock_time_ms: int
@@ -118,6 +150,9 @@ class LockData:
     query_string: str = ""
     client: str = ""
     user: str = ""
+    agent: str = ""
+    wait_since_ms: int = 0
+    acquired_ms: int = 0
 
     @classmethod
     def now(
@@ -128,6 +163,7 @@ class LockData:
         client: str = "",
         max_query_length: int = MAX_QUERY_LENGTH,
         user: str = "",
+        agent: str = "",
     ) -> LockData:
         """Lock data as stored: ``:`` stripped, whitespace folded, query abbreviated."""
         query = _strip(" ".join(query_string.split()))[:max_query_length]
@@ -138,6 +174,7 @@ class LockData:
             query,
             _strip(client),
             _strip(user),
+            _strip(agent),
         )
 
     def encode(self) -> bytes:
@@ -148,8 +185,14 @@ class LockData:
             _strip(self.query_string),
             _strip(self.client),
         ]
+        if self.agent:
+            fields.append(AGENT_FIELD_PREFIX + _strip(self.agent))
         if self.user:
             fields.append(USER_FIELD_PREFIX + _strip(self.user))
+        if self.wait_since_ms:
+            fields.append(f"{WAIT_SINCE_FIELD_PREFIX}{self.wait_since_ms}")
+        if self.acquired_ms:
+            fields.append(f"{ACQUIRED_FIELD_PREFIX}{self.acquired_ms}")
         return ":".join(fields).encode("utf-8")
 
     @classmethod
@@ -160,9 +203,7 @@ class LockData:
         while len(parts) < 5:
             parts.append("")
         query_id, lock_time, lock_type, query = parts[:4]
-        user = ""
-        if len(parts) > 5 and parts[-1].startswith(USER_FIELD_PREFIX):
-            user = parts.pop()[len(USER_FIELD_PREFIX) :]
+        extras = split_extra_fields(parts)
         client = ":".join(parts[4:])
         try:
             t = int(lock_time)
@@ -172,7 +213,17 @@ class LockData:
             lt = LockType(lock_type)
         except ValueError:
             lt = LockType.IMPLICIT
-        return cls(query_id, t, lt, query, client, user)
+        return cls(
+            query_id,
+            t,
+            lt,
+            query,
+            client,
+            extras.get(USER_FIELD_PREFIX[0], ""),
+            extras.get(AGENT_FIELD_PREFIX[0], ""),
+            _millis(extras.get(WAIT_SINCE_FIELD_PREFIX[0])),
+            _millis(extras.get(ACQUIRED_FIELD_PREFIX[0])),
+        )
 
 
 @dataclass(frozen=True)
@@ -184,6 +235,9 @@ class LockInfo:
     data: LockData
     lock_id: str = ""  # manager-specific: znode path or embedded sequence
     owner: str | None = None  # known only for locks taken by this process
+    # SHOW LOCKS: granted or waiting, and (waiting) what is ahead of it (sparklock.waiting)
+    state: LockState = LockState.ACQUIRED
+    blocked_by: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -199,8 +253,13 @@ class LockInfo:
 
 
 def listing_order(info: LockInfo) -> tuple:
-    """SHOW LOCKS order: by name, EXCLUSIVE first, then oldest first."""
-    return (info.obj.sort_key, info.mode is not LockMode.EXCLUSIVE, info.lock_id)
+    """SHOW LOCKS order: by name, granted before waiting, EXCLUSIVE first, then oldest first."""
+    return (
+        info.obj.sort_key,
+        info.state is LockState.WAITING,
+        info.mode is not LockMode.EXCLUSIVE,
+        info.lock_id,
+    )
 
 
 @dataclass(frozen=True)

@@ -53,12 +53,18 @@ def test_locks_lists_extended_columns(zk_server, zk_namespace, manager):
         "query_string",
         "client",
         "user",
+        "state",
+        "blocked_by",
+        "acquired_at",
+        "wait_since",
+        "agent",
     ]
+    user_at = lines[0].index("user")
     assert any(
         ln.startswith("default@t@p=1")
         and "EXCLUSIVE" in ln
         and "q-cli" in ln
-        and ln.split()[-1] == "alice"
+        and ln[user_at:].split()[:2] == ["alice", "ACQUIRED"]
         for ln in lines
     )
     assert lines[-1] == "(3 locks)"

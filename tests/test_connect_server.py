@@ -78,6 +78,7 @@ def test_two_users_conflict_and_show_locks_names_the_user(server, zk, clean):
             "EXPLICIT",
             "alice",
         )
+        assert row["state"] == "ACQUIRED" and row["agent"].startswith("connect/")
         bob.sql("UNLOCK TABLE t")  # across sessions
         bob.sql("INSERT INTO t VALUES (2)")
     finally:

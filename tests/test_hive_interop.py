@@ -515,3 +515,87 @@ def test_queued_sparklock_wakes_when_hive_releases(hive, zk_server, zk_namespace
         assert got["at"] - released < 1.0
     finally:
         manager.close()
+
+
+@pytest.mark.parametrize("wait_policy", [WaitPolicy.RETRY, WaitPolicy.QUEUE])
+def test_a_sparklock_waiter_behind_hive_is_listed_and_hive_reads_its_data(
+    hive, zk_server, kz, zk_namespace, wait_policy
+):
+    """A sparklock request waiting behind Hive's lock: sparklock's listing says WAITING, blocked
+    by Hive's query; Hive never counts the retry policy's marker as a lock; and once granted,
+    Hive parses the node data with its extra fields (agent, user, wait and grant times)."""
+    hive.query("hive_q_w", "INSERT OVERWRITE TABLE t SELECT 1")
+    assert hive.lock("default@t", "EXCLUSIVE").granted
+    manager = make_spark_manager(zk_server, zk_namespace, wait_policy)
+    settings = LockSettings(num_retries=50, retry_interval=0.2, wait_policy=wait_policy)
+    got: dict[str, object] = {}
+
+    def waiter() -> None:
+        got["held"] = manager.acquire(
+            [LockRequest(TABLE, LockMode.SHARED)],
+            owner="owner-waiting",
+            query_id="spark_q_wait",
+            query_string="SELECT * FROM t",
+            settings=settings,
+            user="alice",
+            agent="app-7",
+        )
+
+    thread = threading.Thread(target=waiter, daemon=True)
+    try:
+        thread.start()
+
+        def waiting_rows():
+            return [
+                i
+                for i in manager.list_locks(TABLE, waiting=True)
+                if i.state.value == "WAITING" and i.data.query_id == "spark_q_wait"
+            ]
+
+        assert wait_for_true(waiting_rows)
+        [row] = waiting_rows()
+        assert row.blocked_by == ("EXCLUSIVE default@t query_id=hive_q_w",)
+        shown = [(r.name, r.mode, r.query_id) for r in hive.show()]
+        if wait_policy is WaitPolicy.RETRY:
+            markers = [p for p in znodes(kz, f"/{zk_namespace}") if "/_sparklock-waiting/" in p]
+            assert len(markers) == 1  # the waiter is visible to sparklock ...
+            # ... and no lock to Hive (which lists only lock nodes: Hive's, and at most the
+            # SHARED node of an attempt under way)
+            assert ("default@t", "EXCLUSIVE", "hive_q_w") in shown
+            assert {(name, mode) for name, mode, _ in shown} <= {
+                ("default@t", "EXCLUSIVE"),
+                ("default@t", "SHARED"),
+            }
+        else:  # a queued request is a lock node in line, as Hive's own would be
+            assert ("default@t", "SHARED", "spark_q_wait") in shown
+        assert hive.unlock("default@t") == 1
+        thread.join(10)
+        assert "held" in got
+        [hive_row] = hive.show()
+        assert (hive_row.name, hive_row.mode, hive_row.query_id, hive_row.lock_mode) == (
+            "default@t",
+            "SHARED",
+            "spark_q_wait",
+            "IMPLICIT",
+        )
+        assert hive_row.query_string == "SELECT * FROM t"
+        [node] = [p for p in znodes(kz, f"/{zk_namespace}/default/t", locks_only=True)]
+        data = LockData.decode(kz.get(node)[0])
+        assert (data.agent, data.user) == ("app-7", "alice")
+        if wait_policy is WaitPolicy.QUEUE:  # the node waited in line: granted later, says when
+            assert data.acquired_ms >= data.lock_time_ms and not data.wait_since_ms
+        else:  # a later attempt's node, granted at once: since when its request waited
+            assert 0 < data.wait_since_ms <= data.lock_time_ms and not data.acquired_ms
+        manager.release(got["held"])
+    finally:
+        manager.close()
+    assert not [p for p in znodes(kz, f"/{zk_namespace}") if "_sparklock-waiting" in p]
+
+
+def wait_for_true(predicate, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return bool(predicate())

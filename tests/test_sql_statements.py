@@ -26,7 +26,7 @@ from tests.support.spark_versions import needs_spark  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
 
-BASIC = ["name", "mode"]
+BASIC = ["name", "mode", "state"]
 EXTENDED = [
     "name",
     "mode",
@@ -36,7 +36,13 @@ EXTENDED = [
     "query_string",
     "client",
     "user",
+    "state",
+    "blocked_by",
+    "acquired_at",
+    "wait_since",
+    "agent",
 ]
+EXPLAIN = ["name", "mode"]
 
 # Partition values that need Hive's escaping, and the display names Hive gives them.
 ODD_VALUES = {
@@ -107,7 +113,7 @@ def test_lock_show_unlock_table_round_trip(spark):
     assert names(spark, "SHOW LOCKS") == [("default@plain", "SHARED")]
 
     [row] = rows(spark, "SHOW LOCKS plain EXTENDED")
-    name, mode, query_id, lock_time, lock_type, query_string, client, user = row
+    name, mode, query_id, lock_time, lock_type, query_string, client, user = row[:8]
     # A PySpark program's user is its Spark user (the OS user unless SPARK_USER says otherwise).
     assert user == spark.sparkContext.sparkUser()
     assert (name, mode, lock_type, query_string) == (
@@ -372,7 +378,7 @@ def test_other_sql_goes_to_spark_untouched(spark):
 
 def test_explain_locks_of_select_and_insert_runs_nothing_and_holds_nothing(spark):
     df = spark.sql("EXPLAIN LOCKS SELECT * FROM parts WHERE p = 'x y'")
-    assert df.columns == BASIC
+    assert df.columns == EXPLAIN
     read = names(spark, "EXPLAIN LOCKS SELECT * FROM parts WHERE p = 'x y'")
     assert ("default@parts", "SHARED") in read
     assert ("default@parts@p=x y/q=1", "SHARED") in read
@@ -435,7 +441,7 @@ def test_disabled_statements_succeed_and_show_nothing(spark):
     other.sql("UNLOCK TABLE plain")  # not locked, but no error while disabled
     other.sql("UNLOCK DATABASE default")
     assert rows(spark, "SHOW LOCKS") == []  # nothing was taken for the enabled session either
-    assert other.sql("EXPLAIN LOCKS SELECT * FROM plain").columns == BASIC
+    assert other.sql("EXPLAIN LOCKS SELECT * FROM plain").columns == EXPLAIN
 
 
 def test_disabled_statements_succeed_without_the_python_side(spark):
@@ -474,6 +480,7 @@ def test_python_shows_every_column_the_jvm_asks_for(spark):
     command = spark.sparkContext._jvm.io.sparklock.shim.LockStatementCommand
     assert list(command.EXTENDED_COLUMNS) == EXTENDED
     assert list(command.BASIC_COLUMNS) == BASIC
+    assert list(command.EXPLAIN_COLUMNS) == EXPLAIN
     assert set(EXTENDED) <= set(messages.LOCK_COLUMNS)
 
 

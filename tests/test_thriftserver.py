@@ -97,9 +97,11 @@ def test_two_users_conflict_and_show_locks_names_the_user(server, zk, clean):
     assert r.returncode != 0
     assert "LOCK_CONFLICT" in r.stdout + r.stderr
     shown = rows(beeline(server.port, "bob", "SHOW LOCKS t EXTENDED"))
-    assert [(x[0], x[1], x[4], x[6], x[7]) for x in shown if len(x) == 8] == [
+    assert [(x[0], x[1], x[4], x[6], x[7]) for x in shown if len(x) == 13] == [
         ("default@t", "EXCLUSIVE", "EXPLICIT", "127.0.0.1", "alice")
     ]
+    # its state, and the JDBC session it was taken for (the agent)
+    assert [(x[8], x[12][:7]) for x in shown if len(x) == 13] == [("ACQUIRED", "thrift/")]
     # LOCK in one session, UNLOCK in another (legacy scripts); then bob writes
     r = beeline(server.port, "bob", "UNLOCK TABLE t; INSERT INTO t VALUES (1)")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -153,6 +155,32 @@ def test_beeline_cancel_ends_a_wait_at_once(server, zk, clean):
     assert "LOCK_WAIT_CANCELLED" in server.log_tail(400)
     [(_, data)] = lock_nodes(zk, server.namespace)
     assert ":EXPLICIT:" in data
+
+
+def test_another_jdbc_session_sees_the_waiter_and_whom_it_waits_for(server, zk, clean):
+    waiter = _queued_behind_alice(server, zk)
+    try:
+        shown = [
+            x for x in rows(beeline(server.port, "carol", "SHOW LOCKS t EXTENDED")) if len(x) == 13
+        ]
+        [lock] = [x for x in shown if x[8] == "ACQUIRED"]
+        [wait] = [x for x in shown if x[8] == "WAITING"]
+        assert (lock[0], lock[1], lock[7]) == ("default@t", "EXCLUSIVE", "alice")
+        assert (wait[0], wait[1], wait[7], wait[5]) == (
+            "default@t",
+            "EXCLUSIVE",
+            "bob",
+            "INSERT INTO t VALUES (3)",
+        )
+        assert wait[9] == f"EXCLUSIVE default@t query_id={lock[2]}"  # blocked_by alice's lock
+        assert wait[10] == "" and wait[11].isdigit()  # acquired_at, wait_since
+        assert wait[12].startswith("thrift/") and wait[12] != lock[12]  # bob's own session
+    finally:
+        waiter.kill()
+        waiter.wait()
+    wait_until(lambda: len(lock_nodes(zk, server.namespace)) == 1, 30)
+    shown = rows(beeline(server.port, "carol", "SHOW LOCKS t EXTENDED"))
+    assert [x[8] for x in shown if len(x) == 13] == ["ACQUIRED"]
 
 
 def test_client_killed_while_waiting_leaves_no_lock(server, zk, clean):

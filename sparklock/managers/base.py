@@ -7,6 +7,7 @@ what a statement waits for, and the ``LOCK_CONFLICT`` error.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import threading
@@ -29,6 +30,7 @@ from ..model import (  # noqa: F401  (LockMode re-exported for managers)
     build_lock_set,
 )
 from ..objects import LockObject
+from ..waiting import waiting_row
 
 log = logging.getLogger("sparklock")
 
@@ -154,12 +156,13 @@ class LockManager(ABC):
         client: str | None = None,
         user: str = "",
         max_query_length: int = MAX_QUERY_LENGTH,
+        agent: str = "",
     ) -> HeldLocks:
         """Acquire a lock set all-or-nothing, in the global order, within the settings' budget.
 
         Implicit sets get SHARED on every ancestor; explicit ones (LOCK TABLE) lock exactly the
-        objects named. ``client`` (default: this host's address) and ``user`` go into the lock
-        data (a server names its session's client and user). Raises
+        objects named. ``client`` (default: this host's address), ``user`` and ``agent`` (the
+        Spark app id or server session) go into the lock data. Raises
         :class:`LockConflictError` (nothing held) when the budget runs out.
         """
         settings = settings or self.settings
@@ -173,6 +176,7 @@ class LockManager(ABC):
             client or self.client_address,
             max_query_length=max_query_length,  # spark.sparklock.lock.queryString.maxLength
             user=user,
+            agent=agent,
         )
         if not lock_set:
             return HeldLocks(owner, query_id, lock_type, [], self)
@@ -195,17 +199,40 @@ class LockManager(ABC):
         waiter: _WaitReporter,
     ) -> HeldLocks:
         refusal: Refusal | None = None
-        for attempt in range(1, settings.num_retries + 1):
-            outcome = self._attempt(lock_set, data, owner)
-            if isinstance(outcome, HeldLocks):
-                return outcome
-            refusal = outcome
-            waiter.waiting(refusal, attempt)
-            if attempt < settings.num_retries:
-                if _sleep(settings.retry_interval, cancel):
-                    raise AcquisitionCancelled(refusal.request.name)
+        shown: object | None = None  # the manager's token of this request's WAITING row
+        try:
+            for attempt in range(1, settings.num_retries + 1):
+                outcome = self._attempt(lock_set, data, owner)
+                if isinstance(outcome, HeldLocks):
+                    return outcome
+                refusal = outcome
+                waiter.waiting(refusal, attempt)
+                if attempt < settings.num_retries:
+                    if not data.wait_since_ms:  # later attempts' locks say since when it waited
+                        data = dataclasses.replace(data, wait_since_ms=int(time.time() * 1000))
+                    row = waiting_row(
+                        LockInfo(refusal.request.obj, refusal.request.mode, data, owner=owner),
+                        refusal.holders,
+                    )
+                    shown = self._show_waiting(shown, row)
+                    if _sleep(settings.retry_interval, cancel):
+                        raise AcquisitionCancelled(refusal.request.name)
+        finally:
+            if shown is not None:
+                self._hide_waiting(shown)
         assert refusal is not None
         raise conflict_error(refusal, settings.num_retries, waiter.elapsed())
+
+    def _show_waiting(self, shown: object | None, row: LockInfo) -> object | None:
+        """Make a ``retry`` request visible while it sleeps between attempts (SHOW LOCKS lists
+        ``row``, a WAITING row); ``shown`` is what the previous call returned (None at first).
+        Returns a token for the next call and :meth:`_hide_waiting`. Best effort: a request
+        that cannot be shown still waits. Default: not shown."""
+        return None
+
+    def _hide_waiting(self, shown: object) -> None:
+        """The request was granted, refused or cancelled: its WAITING row goes."""
+        return None
 
     @abstractmethod
     def _attempt(
@@ -231,9 +258,11 @@ class LockManager(ABC):
 
     @abstractmethod
     def list_locks(
-        self, obj: LockObject | None = None, *, descendants: bool = True
+        self, obj: LockObject | None = None, *, descendants: bool = True, waiting: bool = False
     ) -> list[LockInfo]:
-        """Current locks (all, or on ``obj`` and below it), in SHOW LOCKS order."""
+        """Current locks (all, or on ``obj`` and below it), in SHOW LOCKS order, each with its
+        state (a request waiting in line is WAITING). ``waiting`` adds the ``retry`` requests
+        sleeping between attempts (:meth:`_show_waiting`), which hold no lock."""
 
     @abstractmethod
     def unlock(

@@ -7,6 +7,7 @@ both wait policies. One condition variable guards the table; releases wake waite
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 import time
@@ -26,18 +27,19 @@ from ..model import (
     owns,
 )
 from ..objects import LockObject, ObjectKind
+from ..waiting import with_states
 from .base import AcquisitionCancelled, HeldLocks, LockManager, Refusal, conflict_error
 
 # While queued, how often a waiter looks at its cancel flag (handoffs themselves are notified).
 _CANCEL_CHECK = 0.05
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Entry:
     seq: int
     obj: LockObject
     mode: LockMode
-    data: LockData
+    data: LockData  # replaced (with ``acquired_ms``) when granted after waiting
     owner: str
 
     @property
@@ -56,6 +58,9 @@ class EmbeddedLockManager(LockManager):
         self._cond = threading.Condition()
         self._entries: dict[LockObject, dict[int, _Entry]] = {}
         self._seq = itertools.count()
+        # ``retry`` requests sleeping between attempts: their WAITING rows, by token
+        self._waiters: dict[int, LockInfo] = {}
+        self._waiter_ids = itertools.count()
 
     # -- grant rule helpers (call with the condition held) ------------------------------------
     def _blockers(self, entry: _Entry) -> list[_Entry]:
@@ -63,10 +68,7 @@ class EmbeddedLockManager(LockManager):
         by_key = {str(e.seq): e for e in siblings.values()}
 
         def own_explicit(c: Contender) -> bool:
-            e = by_key[c.key]
-            if owns(entry.owner, f"{e.seq:010d}"):
-                return True
-            return e.owner == entry.owner and e.data.lock_type.value == "EXPLICIT"
+            return _is_own_explicit(entry.owner, by_key[c.key])
 
         decision = decide(entry.contender, [e.contender for e in siblings.values()], own_explicit)
         return [by_key[c.key] for c in decision.blockers]
@@ -96,6 +98,8 @@ class EmbeddedLockManager(LockManager):
     def _attempt(
         self, lock_set: Sequence[LockRequest], data: LockData, owner: str
     ) -> HeldLocks | Refusal:
+        if data.wait_since_ms:  # a later attempt: its locks are taken now (SHOW LOCKS' times)
+            data = dataclasses.replace(data, lock_time_ms=int(time.time() * 1000))
         with self._cond:
             taken: list[_Entry] = []
             for req in lock_set:
@@ -114,10 +118,17 @@ class EmbeddedLockManager(LockManager):
             for req in lock_set:
                 entry = self._insert(req, data, owner)
                 taken.append(entry)
+                waited = False
                 while True:
                     blockers = self._blockers(entry)
                     if not blockers:
+                        if waited:  # SHOW LOCKS: granted now, after waiting since lock_time
+                            now = int(time.time() * 1000)
+                            entry.data = dataclasses.replace(entry.data, acquired_ms=now)
                         break
+                    waited = True
+                    if not data.wait_since_ms:  # the set's later locks: since when it waited
+                        data = dataclasses.replace(data, wait_since_ms=entry.data.lock_time_ms)
                     refusal = Refusal(req, [b.info() for b in blockers])
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
@@ -137,16 +148,36 @@ class EmbeddedLockManager(LockManager):
             held.released = True
 
     def list_locks(
-        self, obj: LockObject | None = None, *, descendants: bool = True
+        self, obj: LockObject | None = None, *, descendants: bool = True, waiting: bool = False
     ) -> list[LockInfo]:
+        def wanted(o: LockObject) -> bool:
+            return obj is None or o == obj or (descendants and obj.is_ancestor_of(o))
+
+        infos: list[LockInfo] = []
         with self._cond:
-            infos = [
-                e.info()
-                for o, bucket in self._entries.items()
-                if obj is None or o == obj or (descendants and obj.is_ancestor_of(o))
-                for e in bucket.values()
-            ]
+            for o, bucket in self._entries.items():
+                if wanted(o):
+                    entries = {f"{e.seq:010d}": e for e in bucket.values()}
+                    infos += with_states(
+                        [e.info() for e in entries.values()],
+                        lambda i, entries=entries: entries[i.lock_id].seq,
+                        lambda i, c, entries=entries: _is_own_explicit(
+                            entries[i.lock_id].owner, entries[c.key]
+                        ),
+                    )
+            if waiting:
+                infos += [w for w in self._waiters.values() if wanted(w.obj)]
         return sorted(infos, key=listing_order)
+
+    def _show_waiting(self, shown: object | None, row: LockInfo) -> object | None:
+        token = shown if isinstance(shown, int) else next(self._waiter_ids)
+        with self._cond:
+            self._waiters[token] = dataclasses.replace(row, lock_id=f"waiting-{token:010d}")
+        return token
+
+    def _hide_waiting(self, shown: object) -> None:
+        with self._cond:
+            self._waiters.pop(shown, None)  # type: ignore[call-overload]
 
     def unlock(
         self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
@@ -164,6 +195,14 @@ class EmbeddedLockManager(LockManager):
         """Locks currently stored (for memory checks: O(locks held))."""
         with self._cond:
             return sum(len(b) for b in self._entries.values())
+
+
+def _is_own_explicit(owner: str, other: _Entry) -> bool:
+    """Whether ``other`` does not count against a request of ``owner``: its own explicit lock,
+    or a lock of an enclosing execution of the same statement."""
+    if owns(owner, f"{other.seq:010d}"):
+        return True
+    return other.owner == owner and other.data.lock_type.value == "EXPLICIT"
 
 
 def _kind_word(obj: LockObject) -> str:

@@ -110,6 +110,7 @@ class LockService:
                 with_ancestors=False,  # the lock set above already has them
                 client=facts.client_address or None,
                 user=facts.user or "",
+                agent=facts.agent or "",
             )
         granted = time.monotonic_ns()
         held.waited_ns = granted - asked  # asking for the locks until granted
@@ -266,7 +267,7 @@ class LockService:
             if not config.enabled:
                 return columns, []
             obj = request.object.lock_object() if request.object else None
-            infos = get_manager(config).list_locks(obj)
+            infos = get_manager(config).list_locks(obj, waiting=True)  # waiting requests too
             return columns, lock_rows(infos, columns)
         if statement in ("LOCK", "UNLOCK") and request.object is None:
             raise SparkLockError(f"LOCK_SERVICE_PROTOCOL: {statement} names no object")
@@ -288,6 +289,7 @@ class LockService:
                         cancel=cancel,
                         client=request.client_address or None,
                         user=request.user or "",
+                        agent=request.agent or "",
                     )
                 if self._explicit_observer is not None:
                     self._explicit_observer(session, held, config)

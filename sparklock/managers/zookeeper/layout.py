@@ -17,6 +17,9 @@ from ...model import LockMode
 from ...objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
 
 LOCK_PREFIX = "LOCK-"
+#: The child of the namespace root holding the markers of waiting ``retry`` requests
+#: (:mod:`.waiters`): a name no Hive or Spark database can have (it has a ``-``), never an object.
+WAITING_CONTAINER = "_sparklock-waiting"
 _LOCK_NAME = re.compile(r"^LOCK-(SHARED|EXCLUSIVE)-(-?\d+)$")
 
 #: How Hive names an object's kind in its "not locked" message.

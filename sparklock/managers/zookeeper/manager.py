@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
@@ -24,6 +24,7 @@ from ...model import (
     LockInfo,
     LockRequest,
     LockType,
+    compatible,
     decide,
     listing_order,
     owns,
@@ -37,6 +38,7 @@ from .layout import KIND_WORD, deepest_first, parse_lock_name
 from .queued import MAX_RESTARTS, QueuedAcquisition, Restart
 from .transport import Transport, children_of, data_of, node_data
 from .tree import TreeReader
+from .waiters import Shown, WaitMarkers
 
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
 #: the connection timeout).
@@ -86,6 +88,7 @@ class ZooKeeperLockManager(LockManager):
         )
         self._creator = NodeCreator(self.transport, self._owners, hints, self._cleanup, self.root)
         self._tree = TreeReader(self.transport, self._owners, self.root)
+        self._markers = WaitMarkers(self.transport, self.root)
         self._lock = threading.Lock()
         self._live: dict[int, _Live] = {}
         # the rooms' state, by reference (what a footprint check looks at)
@@ -162,7 +165,11 @@ class ZooKeeperLockManager(LockManager):
         nodes = list(nodes)
         if nodes:
             fresh = {n.object_path for n in nodes if n.fresh}
-            self._cleanup.drop_paths([n.path for n in nodes], nodes[0].payload, fresh)
+            by_payload: dict[bytes, list[str]] = {}  # one, unless a node was marked acquired
+            for n in nodes:
+                by_payload.setdefault(n.payload, []).append(n.path)
+            for payload, paths in by_payload.items():
+                self._cleanup.drop_paths(paths, payload, fresh)
 
     # -- step 3: the grant check --------------------------------------------------------------
     def _decide(self, node: LockNode, children: Sequence[str], owner: str) -> GrantDecision:
@@ -174,11 +181,35 @@ class ZooKeeperLockManager(LockManager):
             parsed = parse_lock_name(child)
             if parsed is not None:
                 contenders.append(Contender(parsed.seq, parsed.mode, f"{node.object_path}/{child}"))
-        return decide(
+        decision = decide(
             Contender(node.seq, node.request.mode, node.path),
             contenders,
             lambda c: owns(owner, c.key) or self._owners.is_own_explicit(c.key, owner),
         )
+        if decision.granted and any(
+            c.seq < node.seq and not compatible(c.mode, node.request.mode) for c in contenders
+        ):
+            # Granted past a conflicting lock of its own owner: a reader elsewhere cannot know
+            # that exemption, so the node says it is granted (sparklock.waiting).
+            self._mark_acquired(node)
+        return decision
+
+    def _mark_acquired(self, node: LockNode) -> None:
+        """Write into a granted node that it is (``a=``): SHOW LOCKS anywhere then says
+        ACQUIRED and when. Only for nodes that waited or jumped the line: a lock granted at
+        once costs no write."""
+        if node.data.acquired_ms:
+            return
+        data = replace(node.data, acquired_ms=int(time.time() * 1000))
+        payload = data.encode()
+        node.payload = b""  # unknown until the write is answered (cleanup then matches none)
+        try:
+            self.transport.retrying(
+                lambda: self.transport.client().set(node.path, payload), "marking a lock granted"
+            )
+        except NoNodeError:
+            raise Restart(f"lock node {node.path} disappeared") from None
+        node.data, node.payload = data, payload
 
     def _check(
         self, nodes: Sequence[LockNode], owner: str
@@ -280,6 +311,14 @@ class ZooKeeperLockManager(LockManager):
             deadline = time.monotonic() + settings.budget
             return QueuedAcquisition(self, lock_set, data, owner, waiter, cancel, deadline).run()
 
+    # -- WAITING rows of retry requests (see .waiters) ----------------------------------------
+    def _show_waiting(self, shown: object | None, row: LockInfo) -> object | None:
+        return self._markers.show(shown if isinstance(shown, Shown) else None, row)
+
+    def _hide_waiting(self, shown: object) -> None:
+        if isinstance(shown, Shown):
+            self._markers.hide(shown)
+
     # -- session loss -------------------------------------------------------------------------
     def _on_session_lost(self, lost_generation: int, reason: str) -> None:
         """On the shared client's worker thread: the ephemeral locks of that session are gone."""
@@ -342,10 +381,17 @@ class ZooKeeperLockManager(LockManager):
 
     # -- listing and UNLOCK -------------------------------------------------------------------
     def list_locks(
-        self, obj: LockObject | None = None, *, descendants: bool = True
+        self, obj: LockObject | None = None, *, descendants: bool = True, waiting: bool = False
     ) -> list[LockInfo]:
         with self.transport.errors("listing locks"):
-            return self._tree.list_locks(obj, descendants)
+            infos = self._tree.list_locks(obj, descendants)
+            if waiting:
+                # a retry request in the middle of an attempt is listed by its lock node
+                trying = {(i.data.query_id, i.obj) for i in infos}
+                markers = self._markers.listed(obj, descendants)
+                infos += [m for m in markers if (m.data.query_id, m.obj) not in trying]
+                infos.sort(key=listing_order)
+            return infos
 
     def unlock(
         self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ...errors import LockManagerUnavailableError
@@ -112,7 +112,10 @@ class QueuedAcquisition:
             manager._drop(later)
             for n in later:
                 self.mine.remove(n)
+            if not self.data.wait_since_ms:  # the set's later locks: since when it waited
+                self.data = replace(self.data, wait_since_ms=node.data.lock_time_ms)
             self._wait_turn(node, decision)
+            manager._mark_acquired(node)  # SHOW LOCKS: granted now, no longer WAITING
             pending = [(i, r) for i, r in pending if i > node.index]
         return manager._register(self.mine, self.data, self.owner, self.generation)
 

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...errors import InvalidObjectError
-from ...model import LockData, LockInfo, LockMode, listing_order
+from ...model import Contender, LockData, LockInfo, LockMode, listing_order, owns
 from ...objects import LockObject
-from .layout import deepest_first, object_from_components, parse_lock_name
+from ...waiting import with_states
+from .layout import WAITING_CONTAINER, deepest_first, object_from_components, parse_lock_name
 from .owners import OwnerRegistry
 from .transport import Transport, children_of, data_of, node_data
 
@@ -58,10 +59,34 @@ class TreeReader:
                     if parsed is not None:
                         if is_object:
                             found.append((path, f"{path}/{child}", parsed.mode))
-                    elif descend:
+                    elif descend and not (path == self.root and child == WAITING_CONTAINER):
                         next_level.append(f"{path.rstrip('/')}/{child}")
             level, pending_data = next_level, found
-        return sorted(infos, key=listing_order)
+        return sorted(self._with_states(infos), key=listing_order)
+
+    def _with_states(self, infos: Sequence[LockInfo]) -> list[LockInfo]:
+        """Each lock's state by the grant rule among its object's locks (sparklock.waiting).
+
+        The exemptions of an owner (its own explicit and enclosing locks) are known here only
+        for this process's locks; a foreign lock granted through one says so in its data."""
+        by_object: dict[str, list[LockInfo]] = {}
+        for info in infos:
+            by_object.setdefault(info.lock_id.rsplit("/", 1)[0], []).append(info)
+
+        def seq_of(info: LockInfo) -> int:
+            parsed = parse_lock_name(info.lock_id.rsplit("/", 1)[1])
+            return parsed.seq if parsed is not None else -1
+
+        def exempt(info: LockInfo, c: Contender) -> bool:
+            owner = info.owner
+            return owner is not None and (
+                owns(owner, c.key) or self.owners.is_own_explicit(c.key, owner)
+            )
+
+        out: list[LockInfo] = []
+        for locks in by_object.values():
+            out += with_states(locks, seq_of, exempt)
+        return out
 
     def _info(self, obj_path: str, lock_path: str, mode: LockMode, data: bytes) -> LockInfo | None:
         try:
@@ -112,6 +137,11 @@ class TreeReader:
                     continue
                 if not children and path != self.root:
                     empty.append(path)
-                next_level += [f"{path}/{c}" for c in children if parse_lock_name(c) is None]
+                next_level += [
+                    f"{path}/{c}"
+                    for c in children
+                    if parse_lock_name(c) is None
+                    and not (path == self.root and c == WAITING_CONTAINER)
+                ]
             level = next_level
         return deepest_first(empty)

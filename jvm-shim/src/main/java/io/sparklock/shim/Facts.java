@@ -31,16 +31,18 @@ public record Facts(
     String jobGroup,
     List<String> jobTags,
     String user,
-    String clientAddress) {
+    String clientAddress,
+    String agent) {
 
   /**
    * These facts with what the action's thread tells: its job group and tags (what a cancel
-   * matches) and who runs it (the server session's user and client address; BRIDGE.md).
+   * matches) and who runs it (the server session's user and client address, and the server
+   * session or Spark application it runs for; BRIDGE.md).
    */
   public Facts withCaller(String group, List<String> tags, ServerSessions.Identity caller) {
     return new Facts(session, executionId, rootExecutionId, sql, conf, currentDatabase, command,
         commandClass, reads, writes, fields, enclosingHandles, group, tags, caller.user(),
-        caller.client());
+        caller.client(), caller.agent());
   }
 
   /** Whether the facts name nothing at all (no reads, writes or fields): nothing to lock. */

@@ -116,6 +116,7 @@ public final class FactsExtractor {
         null,
         List.of(),
         null,
+        null,
         null);
   }
 

@@ -22,19 +22,24 @@ import scala.collection.immutable.Seq;
  * LockStatementRunner}'s job, resolving its object {@link LockTargets}'.
  *
  * <p>The JVM owns the SHOW LOCKS columns ({@link #BASIC_COLUMNS}, {@link #EXTENDED_COLUMNS}): the
- * request names them and Python answers those. All are strings; {@code lock_time} is epoch
- * milliseconds as text.
+ * request names them and Python answers those. All are strings; {@code lock_time},
+ * {@code acquired_at} and {@code wait_since} are epoch milliseconds as text ("" when none);
+ * {@code state} is ACQUIRED or WAITING.
  */
 public final class LockStatementCommand extends LeafCommandNode {
 
   public enum Kind { SHOW_LOCKS, LOCK, UNLOCK, EXPLAIN_LOCKS }
 
   public static final List<String> BASIC_COLUMNS = Collections.unmodifiableList(
-      Arrays.asList("name", "mode"));
+      Arrays.asList("name", "mode", "state"));
+  /** New columns go last: a script reading EXTENDED rows by position keeps working. */
   public static final List<String> EXTENDED_COLUMNS = Collections.unmodifiableList(
       Arrays.asList(
           "name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client",
-          "user"));
+          "user", "state", "blocked_by", "acquired_at", "wait_since", "agent"));
+  /** EXPLAIN LOCKS: the locks a statement would take. */
+  public static final List<String> EXPLAIN_COLUMNS = Collections.unmodifiableList(
+      Arrays.asList("name", "mode"));
 
   private final Kind kind;
   /** Table or database name parts as written; null for SHOW LOCKS of everything. */
@@ -67,7 +72,7 @@ public final class LockStatementCommand extends LeafCommandNode {
     if (kind == Kind.SHOW_LOCKS) {
       this.columns = extended ? EXTENDED_COLUMNS : BASIC_COLUMNS;
     } else if (kind == Kind.EXPLAIN_LOCKS) {
-      this.columns = BASIC_COLUMNS;
+      this.columns = EXPLAIN_COLUMNS;
     } else {
       this.columns = Collections.emptyList();
     }

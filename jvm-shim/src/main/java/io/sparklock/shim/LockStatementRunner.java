@@ -70,7 +70,8 @@ final class LockStatementRunner {
         caller == null ? null : caller.user(),
         caller == null ? null : caller.client(),
         null,
-        null);
+        null,
+        caller == null ? null : caller.agent());
   }
 
   /**

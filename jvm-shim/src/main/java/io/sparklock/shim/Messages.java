@@ -59,7 +59,8 @@ public final class Messages {
   /**
    * A SHOW LOCKS / LOCK / UNLOCK request, resolved by the JVM. {@code columns}: the SHOW LOCKS
    * columns to answer, by name (the JVM owns the result schema); {@code jobGroup}/{@code jobTags}:
-   * what a cancellation of a LOCK wait matches.
+   * what a cancellation of a LOCK wait matches; {@code user}/{@code clientAddress}/{@code agent}:
+   * who locks (as in the facts).
    */
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public record CommandRequest(
@@ -75,13 +76,14 @@ public final class Messages {
       String user,
       String clientAddress,
       String reason,
-      String serverSession) {
+      String serverSession,
+      String agent) {
 
     /** A server's request about its sessions (CANCEL_WAITS, SESSION_CLOSED), no SQL object. */
     static CommandRequest ofServer(String statement, String session, String jobGroup,
         List<String> jobTags, String reason, String serverSession) {
       return new CommandRequest(statement, session, null, null, null, null, null, jobGroup,
-          jobTags, null, null, reason, serverSession);
+          jobTags, null, null, reason, serverSession, null);
     }
   }
 

@@ -28,8 +28,12 @@ public final class ServerSessions {
   private static final Logger LOG = LoggerFactory.getLogger("io.sparklock.shim.ServerSessions");
   static final String CONNECT_TAG_PREFIX = "SparkConnect_OperationTag_User_";
 
-  /** Who runs a statement. {@code client} is null when the server does not know it. */
-  public record Identity(String user, String client) {}
+  /**
+   * Who runs a statement. {@code client} is null when the server does not know it; {@code agent}
+   * is what it runs for: the server session ({@code thrift/<id>}, {@code connect/<id>}), else the
+   * Spark application id (SHOW LOCKS EXTENDED's {@code agent}).
+   */
+  public record Identity(String user, String client, String agent) {}
 
   private static volatile Object thriftServer;
   private static volatile boolean serving;
@@ -92,7 +96,8 @@ public final class ServerSessions {
       if (server != null && session != null) {
         ThriftSessions.Found found = ThriftSessions.find(server, session);
         if (found != null) {
-          Identity id = new Identity(found.user(), found.ipAddress());
+          Identity id = new Identity(found.user(), found.ipAddress(),
+              "thrift/" + found.sessionId());
           if (uuid != null) {
             BY_SPARK_SESSION.put(uuid, id);
             SPARK_SESSION_OF.put("thrift:" + found.sessionId(), uuid);
@@ -103,7 +108,8 @@ public final class ServerSessions {
     } catch (RuntimeException | LinkageError e) {
       LOG.debug("sparklock: identifying the server session failed: {}", e.toString());
     }
-    return new Identity(sc == null ? null : sc.sparkUser(), null);
+    return new Identity(sc == null ? null : sc.sparkUser(), null,
+        sc == null ? null : sc.applicationId());
   }
 
   private static Identity connectIdentity(String uuid, SparkContext sc) {
@@ -127,7 +133,8 @@ public final class ServerSessions {
         SPARK_SESSION_OF.put("connect:" + sessionId, uuid);
       }
       // A client that sends no user id (pyspark's remote("local[...]")) runs as the Spark user.
-      return new Identity(user.isEmpty() ? sc.sparkUser() : user, CONNECT_CLIENTS.get(sessionId));
+      return new Identity(user.isEmpty() ? sc.sparkUser() : user, CONNECT_CLIENTS.get(sessionId),
+          "connect/" + sessionId);
     }
     return null;
   }
