@@ -99,7 +99,8 @@ class Cleanup:
         shared = self.transport.shared
         if shared.connected and sum(64 + len(p) for p in paths + objects) <= MULTI_BYTES:
             mine = counts_below(paths)
-            predicted = self._predict_empty(objects, fresh, mine) if fresh else None
+            # (an empty ``fresh`` too: every object node may be kept by our other locks)
+            predicted = self._predict_empty(objects, fresh, mine) if fresh is not None else None
             if predicted is not None and self._delete_all(ops, predicted, objects, mine, kept):
                 return [], None
             try:

@@ -22,6 +22,7 @@ from ...model import (
     GrantDecision,
     LockData,
     LockInfo,
+    LockMode,
     LockRequest,
     LockType,
     decide,
@@ -33,14 +34,33 @@ from ..base import HeldLocks, LockManager, Refusal, _WaitReporter
 from . import session
 from .cleanup import Cleanup
 from .creation import LockNode, NodeCreator, TreeHints
-from .layout import KIND_WORD, deepest_first, parse_lock_name
+from .layout import KIND_WORD, LOCK_PREFIX, deepest_first, parse_lock_name
 from .queued import MAX_RESTARTS, QueuedAcquisition, Restart
 from .transport import Transport, children_of, data_of, node_data
 from .tree import TreeReader
 
+#: The name prefix of EXCLUSIVE lock nodes (what a SHARED request can conflict with).
+EXCLUSIVE_PREFIX = f"{LOCK_PREFIX}{LockMode.EXCLUSIVE.value}-"
+
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
 #: the connection timeout).
 RELEASE_CONNECT_WAIT = 2.0
+
+
+def _nothing_below(node: LockNode, name: str, children: Sequence[str]) -> bool:
+    """Granted at a glance: no lower-sequence sibling that could conflict with ``node``.
+
+    The common case, answered without parsing every sibling (32 threads reading one table leave
+    ~32 SHARED siblings to look at per object): a SHARED request conflicts only with EXCLUSIVE
+    siblings, so only those are parsed. Anything else goes through the full rule.
+    """
+    prefix = EXCLUSIVE_PREFIX if node.request.mode is LockMode.SHARED else LOCK_PREFIX
+    for child in children:
+        if child.startswith(prefix) and child != name:
+            parsed = parse_lock_name(child)
+            if parsed is not None and parsed.seq < node.seq:
+                return False
+    return True
 
 
 @dataclass
@@ -164,8 +184,11 @@ class ZooKeeperLockManager(LockManager):
     # -- step 3: the grant check --------------------------------------------------------------
     def _decide(self, node: LockNode, children: Sequence[str], owner: str) -> GrantDecision:
         """Hive's rule among the lock nodes ``children`` of the node's object, owner-aware."""
-        if node.path.rsplit("/", 1)[1] not in children:
+        name = node.path.rsplit("/", 1)[1]
+        if name not in children:
             raise Restart(f"lock node {node.path} disappeared")
+        if _nothing_below(node, name, children):
+            return GrantDecision(True)
         contenders = []
         for child in children:
             parsed = parse_lock_name(child)

@@ -30,6 +30,7 @@ from kazoo.protocol.states import KazooState
 
 from ...errors import LockManagerUnavailableError
 from .owners import OwnerRegistry
+from .polling import handler
 
 log = logging.getLogger("sparklock.zookeeper")
 
@@ -88,6 +89,7 @@ class SharedZooKeeperClient:
                 hosts=self.quorum,
                 timeout=self.session_timeout,
                 connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 1.0},
+                handler=handler(),  # kazoo's, with a cheaper select (see .polling)
             )
             client.add_listener(functools.partial(self._on_state, client))
             with self._state_lock:

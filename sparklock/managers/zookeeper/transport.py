@@ -29,6 +29,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from ...errors import LockManagerUnavailableError, SparkLockError
+from .coalescing import lanes_of
 from .session import TRANSIENT_ERRORS, SharedZooKeeperClient
 from .wire import MultiRead, WriteMulti
 
@@ -113,6 +114,14 @@ class Transport:
         self.shared = shared
         self.quorum = shared.quorum
         self.op_timeout = op_timeout
+        # every manager of the process merges its requests with the others' (see .coalescing)
+        quorum = self.quorum
+        self.lanes = lanes_of(
+            shared,
+            MULTI_READ_OPS,
+            MULTI_BYTES,
+            lambda: NotConnected(f"not connected to ZooKeeper {quorum}"),
+        )
 
     def client(self) -> KazooClient:
         return self.shared.ensure_started()
@@ -193,6 +202,10 @@ class Transport:
     def _read_multi(self, client: KazooClient, ops: Sequence[ReadOp]) -> list | None:
         """None when the server does not know multiRead."""
         chroot = client.chroot or ""
+        if self.shared.multi_read and len(ops) <= MULTI_READ_OPS:
+            if chroot:
+                ops = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in ops]
+            return self.lanes.reads.submit(client, ops, len(ops), self.op_timeout)
         pending = []
         for start in range(0, len(ops), MULTI_READ_OPS):
             requests = ops[start : start + MULTI_READ_OPS]
@@ -267,6 +280,9 @@ class Transport:
                 else Delete(chroot + op.path, op.version)
                 for op in ops
             ]
+        size = sum(map(op_bytes, ops))
+        if size <= MULTI_BYTES:  # merged with other threads' multis meanwhile (results unchrooted)
+            return self.lanes.writes.submit(client, ops, size, self.op_timeout)
         async_result = client.handler.async_result()
         client._call(WriteMulti(list(ops)), async_result)  # results come unchrooted
         return async_result.get(timeout=self.op_timeout)
