@@ -237,3 +237,84 @@ def test_polling_select_answers_as_select_does():
         b.close()
     with pytest.raises(ValueError):
         handler.select([a], [], [], 0)  # a closed socket's fileno is -1
+
+
+def test_reads_sent_behind_a_write_see_what_it_wrote(server, manager, other, ns):
+    transport = manager.transport
+    root = f"/{ns}"
+    other.ensure_path(f"{root}/x")
+    names = ["a", "b", "c"]
+    calls = [
+        lambda n=n: transport.commit_then_read(
+            [create(f"{root}/x/{n}", b"x")], [children_of(f"{root}/x")], "test"
+        )
+        for n in names
+    ]
+    before = packets(server)
+    with lined_up(transport.lanes.writes, len(names)):
+        threads, results = in_threads(calls)
+    for t in threads:
+        t.join(30)
+    assert packets(server) - before - 1 == 2  # one multi, the reads of all three right behind
+    for n, (created, read) in zip(names, results, strict=True):
+        assert created == [f"{root}/x/{n}"]
+        assert read is not None and sorted(read[0]) == names  # the merged multi went first
+
+
+def test_reads_behind_a_failed_merged_write_follow_each_write_alone(server, manager, other, ns):
+    transport = manager.transport
+    root = f"/{ns}"
+    other.ensure_path(f"{root}/x")
+    wanted = [("x", "a"), ("missing", "b"), ("x", "c")]
+    calls = [
+        lambda d=d, n=n: transport.commit_then_read(
+            [create(f"{root}/{d}/{n}", b"x")], [children_of(f"{root}/{d}")], "test"
+        )
+        for d, n in wanted
+    ]
+    before = packets(server)
+    with lined_up(transport.lanes.writes, len(wanted)):
+        threads, results = in_threads(calls)
+    for t in threads:
+        t.join(30)
+    # merged multi + merged reads, then each multi and its reads again on their own
+    assert packets(server) - before - 1 == 2 + 2 * len(wanted)
+    (a, a_read), (b, b_read), (c, c_read) = results
+    assert a == [f"{root}/x/a"] and c == [f"{root}/x/c"]
+    assert isinstance(multi_failure(b), NoNodeError)
+    assert a_read == [["a"]]  # read right behind its own multi, before c's
+    assert b_read is not None and isinstance(b_read[0], NoNodeError)
+    assert c_read is not None and sorted(c_read[0]) == ["a", "c"]
+
+
+def test_a_grant_check_is_read_along_with_the_create(server, manager, other, ns):
+    """Beside another process's lock, the children a grant check needs come back with the
+    create (sent right behind its multi), show that lock, and the statement is refused."""
+    from sparklock.model import LockData, LockType, build_lock_set
+
+    partition = LockObject.of_partition("db", "t", {"p": "1"})
+    elsewhere = ZooKeeperLockManager.connect(f"localhost:{server.port}", ns)
+    try:
+        holder = elsewhere.acquire(
+            [LockRequest(partition, LockMode.EXCLUSIVE)], owner="h", query_id="h"
+        )
+        lock_set = build_lock_set([LockRequest(partition, LockMode.SHARED)])
+        data = LockData.now("q", LockType.IMPLICIT, "", "127.0.0.1")
+        nodes = manager._create(list(enumerate(lock_set)), data, "o")
+        try:
+            for node, theirs in zip(nodes, holder.locks, strict=True):
+                assert node.siblings is not None
+                names = sorted(c for c in node.siblings if c.startswith("LOCK-"))
+                assert names == sorted(
+                    [theirs.lock_id.rsplit("/", 1)[1], node.path.rsplit("/")[-1]]
+                )
+            refused = manager._check(nodes, "o")
+            assert refused is not None and refused[0].request.obj == partition
+        finally:
+            manager._drop(nodes)
+        holder.release()
+        held = manager.acquire([LockRequest(partition, LockMode.SHARED)], owner="o", query_id="q")
+        held.release()
+        assert list(znodes(other, f"/{ns}")) == []
+    finally:
+        elsewhere.close()

@@ -38,21 +38,50 @@ DEPTH = 2
 
 
 class _Member:
-    """One thread's request: its operations, and its answer once there is one."""
+    """One thread's request: its operations (and, for a write, the reads to run right after it),
+    and its answers once they are in."""
 
-    __slots__ = ("client", "ops", "size", "done", "value", "error")
+    __slots__ = (
+        "client",
+        "ops",
+        "size",
+        "reads",
+        "done",
+        "value",
+        "error",
+        "read",
+        "awaiting",
+        "round",
+    )
 
-    def __init__(self, client: KazooClient, ops: Sequence, size: int) -> None:
+    def __init__(
+        self, client: KazooClient, ops: Sequence, size: int, reads: Sequence | None = None
+    ) -> None:
         self.client = client
         self.ops = ops
         self.size = size
+        self.reads = reads or None
         self.done = threading.Event()
         self.value: list | None = None
         self.error: BaseException | None = None
+        self.read: list | BaseException | None = None  # the answer to ``reads``
+        self.awaiting = 2 if self.reads else 1
+        self.round = 0  # bumped when sent again alone: answers of an earlier round are void
 
     def answer(self, value: list | None, error: BaseException | None) -> None:
+        """The answer to ``ops``; an error ends the member (its reads say nothing then)."""
         self.value, self.error = value, error
-        self.done.set()
+        self.awaiting = 0 if error is not None else self.awaiting - 1
+        if self.awaiting == 0:
+            self.done.set()
+
+    def answer_reads(self, read: list | BaseException, round_: int) -> None:
+        if self.done.is_set() or round_ != self.round:
+            return
+        self.read = read
+        self.awaiting -= 1
+        if self.awaiting == 0:
+            self.done.set()
 
 
 class _Answer:
@@ -69,6 +98,29 @@ class _Answer:
 
     def set_exception(self, exc: BaseException) -> None:
         self.lane._answered(self.members, None, exc)
+
+
+class _ReadsAnswer:
+    """The answer of the reads sent right after a write, split among its members."""
+
+    __slots__ = ("shares",)
+
+    def __init__(self, members: list[_Member]) -> None:
+        # (member, how many of the reads are its, the round they belong to)
+        self.shares = [(m, len(m.reads or ()), m.round) for m in members]
+
+    def set(self, value: object = None) -> None:
+        if not isinstance(value, list):
+            self.set_exception(RuntimeError(f"unexpected ZooKeeper answer {value!r}"))
+            return
+        start = 0
+        for m, count, round_ in self.shares:
+            m.answer_reads(value[start : start + count], round_)
+            start += count
+
+    def set_exception(self, exc: BaseException) -> None:
+        for m, _, round_ in self.shares:
+            m.answer_reads(exc, round_)
 
 
 class _Own:
@@ -104,13 +156,24 @@ class Lane:
         self._line: deque[_Member] = deque()
         self._in_flight = 0
 
-    def submit(self, client: KazooClient, ops: Sequence, size: int, timeout: float) -> list:
-        """Send ``ops`` (with others waiting meanwhile) and return their answers, in order.
+    def submit(
+        self,
+        client: KazooClient,
+        ops: Sequence,
+        size: int,
+        timeout: float,
+        reads: Sequence | None = None,
+    ) -> tuple[list, list | BaseException | None]:
+        """Send ``ops`` (with others waiting meanwhile); their answers, in order, and the answer
+        to ``reads`` — read operations sent right behind them, so that ZooKeeper, which runs a
+        session's requests in order, reads the tree as the write left it, without waiting a round
+        trip for it (None when not asked; an exception when the write went through but the
+        reads failed: read again).
 
         ``size`` is the member's weight against the lane's limit. Failures of the whole request
         (connection loss, time-out) raise, as kazoo's own ``get`` would.
         """
-        member = _Member(client, ops, size)
+        member = _Member(client, ops, size, reads)
         with self._lock:
             self._line.append(member)
             batch = self._take() if self._in_flight < DEPTH else None
@@ -125,7 +188,7 @@ class Lane:
         if member.error is not None:
             raise member.error
         assert member.value is not None
-        return member.value
+        return member.value, member.read
 
     def _take(self) -> list[_Member] | None:
         """Under the lock: the next merged request's members (same client, within the limit)."""
@@ -149,8 +212,12 @@ class Lane:
             self._answered(batch, None, self._not_connected())
             return
         ops = batch[0].ops if len(batch) == 1 else [op for m in batch for op in m.ops]
+        reading = [m for m in batch if m.reads]
         try:
             client._call(self._request(list(ops)), _Answer(self, batch))
+            if reading:  # right behind the write: kazoo sends its requests in order
+                reads = [op for m in reading for op in m.reads]  # type: ignore[union-attr]
+                client._call(MultiRead(reads), _ReadsAnswer(reading))
         except BaseException as exc:  # pragma: no cover - _call reports through the answer
             self._answered(batch, None, exc)
 
@@ -164,8 +231,7 @@ class Lane:
             elif len(batch) == 1:
                 batch[0].answer(value, None)
             elif self._atomic and any(isinstance(r, BaseException) for r in value):
-                for m in batch:  # each on its own: its own outcome
-                    m.client._call(self._request(list(m.ops)), _Own(m))
+                self._each_alone(batch)
             else:
                 start = 0
                 for m in batch:
@@ -178,6 +244,16 @@ class Lane:
                 following = self._take() if self._in_flight < DEPTH else None
             if following is not None:
                 self._send(following)
+
+    def _each_alone(self, batch: list[_Member]) -> None:
+        """A merged write failed: send each member's again on its own (its reads after it; the
+        merged reads, which saw the tree before, are dropped)."""
+        for m in batch:
+            m.round += 1  # the merged reads' answer, still to come, is not its answer
+            m.awaiting = 2 if m.reads else 1
+            m.client._call(self._request(list(m.ops)), _Own(m))
+            if m.reads:
+                m.client._call(MultiRead(list(m.reads)), _ReadsAnswer([m]))
 
 
 class Lanes:

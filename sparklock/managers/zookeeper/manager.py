@@ -207,8 +207,12 @@ class ZooKeeperLockManager(LockManager):
 
         A node numbered 0 is its object's first child ever: nothing can be below it."""
         to_check = [n for n in nodes if n.seq > 0]
-        ops = [children_of(n.object_path) for n in to_check]
-        listing = self.transport.read(ops, "checking locks")
+        unread = [n for n in to_check if n.siblings is None]  # not read along with the create
+        ops = [children_of(n.object_path) for n in unread]
+        read = iter(self.transport.read(ops, "checking locks") if ops else ())
+        listing = [n.siblings if n.siblings is not None else next(read) for n in to_check]
+        for n in to_check:
+            n.siblings = None  # read once: later checks read again
         for node, children in zip(to_check, listing, strict=True):
             if not isinstance(children, list):
                 raise Restart(f"object node of {node.path} disappeared")

@@ -205,7 +205,7 @@ class Transport:
         if self.shared.multi_read and len(ops) <= MULTI_READ_OPS:
             if chroot:
                 ops = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in ops]
-            return self.lanes.reads.submit(client, ops, len(ops), self.op_timeout)
+            return self.lanes.reads.submit(client, ops, len(ops), self.op_timeout)[0]
         pending = []
         for start in range(0, len(ops), MULTI_READ_OPS):
             requests = ops[start : start + MULTI_READ_OPS]
@@ -252,6 +252,20 @@ class Transport:
         linger in kazoo's queue and run after we gave up on it. Transient failures raise (the
         caller decides whether a retry is safe); per-operation failures come back in the results.
         """
+        return self.commit_then_read(ops, (), what, connect_wait)[0]
+
+    def commit_then_read(
+        self,
+        ops: Sequence[WriteOp],
+        reads: Sequence[ReadOp],
+        what: str,
+        connect_wait: float | None = None,
+    ) -> tuple[list, list | None]:
+        """``commit``, and ``reads`` sent right behind the multi without waiting for its answer:
+        ZooKeeper runs a session's requests in order, so they read the tree as the multi left it,
+        one round trip sooner. Their answers come second: None when they could not be sent along
+        (no multiRead, a multi too big to share) or failed — read again then.
+        """
         client = self.client()
         wait = self.op_timeout if connect_wait is None else connect_wait
         if not self.shared.wait_connected(wait):
@@ -268,7 +282,7 @@ class Transport:
                     )
                 else:
                     tx.delete(op.path)
-            return tx.commit_async().get(timeout=self.op_timeout)
+            return tx.commit_async().get(timeout=self.op_timeout), None
         # The multi sent as built: kazoo's transaction() normalises and checks every path again
         # (~10 us an operation, most of a 10,000-partition lock set's time).
         chroot = client.chroot or ""
@@ -282,7 +296,11 @@ class Transport:
             ]
         size = sum(map(op_bytes, ops))
         if size <= MULTI_BYTES:  # merged with other threads' multis meanwhile (results unchrooted)
-            return self.lanes.writes.submit(client, ops, size, self.op_timeout)
+            along = None
+            if reads and self.shared.multi_read:
+                along = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in reads]
+            results, read = self.lanes.writes.submit(client, ops, size, self.op_timeout, along)
+            return results, read if isinstance(read, list) else None
         async_result = client.handler.async_result()
         client._call(WriteMulti(list(ops)), async_result)  # results come unchrooted
-        return async_result.get(timeout=self.op_timeout)
+        return async_result.get(timeout=self.op_timeout), None
