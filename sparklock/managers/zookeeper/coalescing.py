@@ -22,6 +22,7 @@ request (on kazoo's connection thread) sends everything waiting as one request.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections import deque
@@ -31,6 +32,8 @@ from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
 from .wire import MultiRead, WriteMulti
+
+log = logging.getLogger("sparklock.zookeeper")
 
 #: Merged requests of one lane in flight at once. 1 would serialize round trips (each waits for
 #: the previous answer); 2 keeps the next request on the wire while one is answered.
@@ -224,26 +227,35 @@ class Lane:
     def _answered(self, batch: list[_Member], value: object, error: BaseException | None) -> None:
         """On kazoo's connection thread: hand out the answer, then send what waits meanwhile."""
         try:
-            if error is not None or not isinstance(value, list):
-                error = error or RuntimeError(f"unexpected ZooKeeper answer {value!r}")
-                for m in batch:
-                    m.answer(None, error)
-            elif len(batch) == 1:
-                batch[0].answer(value, None)
-            elif self._atomic and any(isinstance(r, BaseException) for r in value):
-                self._each_alone(batch)
-            else:
-                start = 0
-                for m in batch:
-                    end = start + len(m.ops)
-                    m.answer(value[start:end], None)
-                    start = end
+            self._hand_out(batch, value, error)
+        except Exception as exc:  # never into kazoo's connection loop: it would stop
+            log.exception("sparklock: handing out a ZooKeeper answer failed")
+            for m in batch:
+                if not m.done.is_set():
+                    m.answer(None, exc)
         finally:
             with self._lock:
                 self._in_flight -= 1
                 following = self._take() if self._in_flight < DEPTH else None
             if following is not None:
                 self._send(following)
+
+    def _hand_out(self, batch: list[_Member], value: object, error: BaseException | None) -> None:
+        """Each member its share of the answer (or the whole request's failure)."""
+        if error is not None or not isinstance(value, list):
+            error = error or RuntimeError(f"unexpected ZooKeeper answer {value!r}")
+            for m in batch:
+                m.answer(None, error)
+        elif len(batch) == 1:
+            batch[0].answer(value, None)
+        elif self._atomic and any(isinstance(r, BaseException) for r in value):
+            self._each_alone(batch)
+        else:
+            start = 0
+            for m in batch:
+                end = start + len(m.ops)
+                m.answer(value[start:end], None)
+                start = end
 
     def _each_alone(self, batch: list[_Member]) -> None:
         """A merged write failed: send each member's again on its own (its reads after it; the
