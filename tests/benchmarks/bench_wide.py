@@ -4,8 +4,11 @@ A full read locks SHARED on the database, the table and every partition read (Hi
 sparklock figures start from the statement's facts (as the JVM shim hands them over) and include
 the policy (facts -> lock requests); Hive's are its manager's list lock alone, timed inside its
 JVM (``HiveLockBench wide``). Znodes created = the server's ``zk_znode_count`` while the locks are
-held minus before. Rows: Hive; sparklock on Hive's layout; sparklock with read escalation (opt-in,
-``spark.sparklock.lock.escalation.partitions=1000`` and ``.reads=true``); the embedded manager.
+held minus before. Rows: Hive; sparklock on Hive's layout — alone, and beside another reader of
+the whole table that holds its locks meanwhile (another process: a client of its own; the object
+nodes then stay, and the grant check reads every one of them); sparklock with read escalation
+(opt-in, ``spark.sparklock.lock.escalation.partitions=1000`` and ``.reads=true``); the embedded
+manager.
 
     python3 -m tests.benchmarks.bench_wide [--quick]
 """
@@ -17,6 +20,7 @@ import time
 from sparklock.config import Escalation
 from sparklock.facts import Facts, parse_facts
 from sparklock.managers.embedded import EmbeddedLockManager
+from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.policy import requests_for
 
 from . import common
@@ -77,6 +81,20 @@ def measure(manager, escalation: Escalation, rounds: int, port: int | None) -> d
     }
 
 
+def measure_beside_a_reader(manager, zk, rounds: int) -> dict:
+    """``measure`` while another process (a client of its own) holds the same full read."""
+    other = ZooKeeperLockManager.connect(f"localhost:{zk.port}", "bench_sparklock")
+    try:
+        requests = requests_for(facts(PARTITIONS), Escalation()).requests
+        held = other.acquire(requests, owner="other", query_id="wide_other")
+        try:
+            return measure(manager, Escalation(), rounds, zk.port)
+        finally:
+            held.release()
+    finally:
+        other.close()
+
+
 def run(quick: bool = False) -> dict:
     rounds, hive_rounds = (QUICK_ROUNDS, QUICK_HIVE_ROUNDS) if quick else (ROUNDS, HIVE_ROUNDS)
     hive = None
@@ -91,6 +109,7 @@ def run(quick: bool = False) -> dict:
             }
         with common.sparklock_on(zk) as zkm:
             layout = measure(zkm, Escalation(), rounds, zk.port)
+            beside = measure_beside_a_reader(zkm, zk, rounds)
             escalated = measure(zkm, ESCALATION, rounds, zk.port)
     embedded = measure(EmbeddedLockManager(), Escalation(), rounds, None)
 
@@ -98,6 +117,7 @@ def run(quick: bool = False) -> dict:
     for label, r in (
         ("Hive 2.3.10", hive),
         ("sparklock, Hive layout", layout),
+        ("sparklock, Hive layout, beside another reader", beside),
         (f"sparklock, read escalation (> {ESCALATION.partitions} partitions)", escalated),
         ("sparklock embedded", embedded),
     ):
@@ -133,7 +153,13 @@ def run(quick: bool = False) -> dict:
         ],
         rows,
     )
-    return {"hive": hive, "sparklock": layout, "escalated": escalated, "embedded": embedded}
+    return {
+        "hive": hive,
+        "sparklock": layout,
+        "beside": beside,
+        "escalated": escalated,
+        "embedded": embedded,
+    }
 
 
 if __name__ == "__main__":

@@ -15,17 +15,24 @@ number of round trips here whatever its size:
 
 1. one batched read of the "container" nodes' children: which object nodes exist;
 2. one ``multi`` creating the missing object nodes (parents first) and every lock node;
-3. one batched ``getChildren`` of the object nodes whose lock got a sequence number above 0,
-   then ``decide()``;
-4. release: one ``multi`` deleting the lock nodes and the object nodes left empty, deepest first.
+3. one batched ``getChildren`` of the object nodes that existed before (sent right behind the
+   multi, without waiting for its answer: ZooKeeper runs a session's requests in order), then
+   ``decide()`` for the locks whose sequence number is above 0;
+4. release: one ``multi`` deleting the lock nodes and the object nodes left empty, deepest first
+   (a set too big for one multi: a few, see :mod:`.wide_release`).
+
+Every thread of the process shares one connection; what threads ask meanwhile leaves as one
+request (:mod:`.coalescing`), so 32 threads cost the connection about what one does.
 
 The ``retry`` policy is Hive's (on conflict drop everything, sleep, retry); the ``queue`` policy is
 fair (:mod:`.queued`).
 
 Rooms, one job each: :mod:`.manager` (the recipe), :mod:`.creation` (steps 1-2), :mod:`.cleanup`
-(step 4), :mod:`.queued` (the fair wait), :mod:`.tree` (walks), :mod:`.layout` (znode names),
-:mod:`.transport` (requests, retries, errors), :mod:`.wire` (multiRead/multi on the wire),
-:mod:`.session` (the process's one kazoo client), :mod:`.owners` (which nodes are ours).
+(step 4), :mod:`.wide_release` (step 4 beyond one multi), :mod:`.queued` (the fair wait),
+:mod:`.tree` (walks), :mod:`.layout` (znode names), :mod:`.transport` (requests, retries,
+errors), :mod:`.coalescing` (many threads' requests as one), :mod:`.wire` (multiRead/multi on
+the wire), :mod:`.session` (the process's one kazoo client), :mod:`.polling` (its cheaper
+``select``), :mod:`.owners` (which nodes are ours).
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from .transport import (
     multi_failure,
     node_data,
 )
+from .wide_release import remove_wide
 
 if TYPE_CHECKING:
     from .creation import TreeHints
@@ -98,9 +99,12 @@ class Cleanup:
         objects = list(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths))
         ops = [delete(p) for p in paths]
         shared = self.transport.shared
-        if shared.connected and sum(64 + len(p) for p in paths + objects) <= MULTI_BYTES:
+        if shared.connected and sum(64 + len(p) for p in paths + objects) > MULTI_BYTES:
+            return remove_wide(self, paths, objects, tries, fresh, counts_below(paths), kept)
+        if shared.connected:
             mine = counts_below(paths)
-            predicted = self._predict_empty(objects, fresh, mine) if fresh else None
+            # (an empty ``fresh`` too: every object node may be kept by our other locks)
+            predicted = self._predict_empty(objects, fresh, mine) if fresh is not None else None
             if predicted is not None and self._delete_all(ops, predicted, objects, mine, kept):
                 return [], None
             try:

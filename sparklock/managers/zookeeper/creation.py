@@ -59,6 +59,9 @@ class LockNode:
     data: LockData  # as stored (decoded back from the bytes written)
     payload: bytes  # the bytes written
     fresh: bool = False  # its object node was created by the same multi
+    #: its object node's children, read right behind the create (the grant check's read, one
+    #: round trip sooner); None when not read along
+    siblings: list[str] | None = None
 
     @property
     def object_path(self) -> str:
@@ -179,7 +182,7 @@ class NodeCreator:
             stored = LockData.decode(payload)
             plan = self.plan(requests, payload, ephemeral, guess)
             try:
-                created = self._commit(plan, payload)
+                created, siblings = self._commit(plan, payload)
             except Raced:
                 if plan.guessed:
                     self.hints.forget_absent()
@@ -190,6 +193,8 @@ class NodeCreator:
             for i, (index, request) in enumerate(requests):
                 node = LockNode(index, request, created[i], int(created[i][-10:]), stored, payload)
                 node.fresh = node.object_path in plan.fresh
+                if siblings is not None and not node.fresh:
+                    node.siblings = siblings.get(node.object_path)
                 nodes.append(node)
             self.owners.add((n.path for n in nodes), owner, data.lock_type)
             return nodes
@@ -260,14 +265,31 @@ class NodeCreator:
             plan.indexes.append(i)
         return plan
 
-    def _commit(self, plan: CreatePlan, payload: bytes) -> dict[int, str]:
-        """Commit the creates (one multi per MULTI_BYTES); request index -> created lock path."""
+    def _commit(
+        self, plan: CreatePlan, payload: bytes
+    ) -> tuple[dict[int, str], dict[str, list[str]] | None]:
+        """Commit the creates (one multi per MULTI_BYTES); request index -> created lock path,
+        and, for a set of one multi, the children of the object nodes it did not create (what
+        the grant check reads), read right behind the multi."""
         created: dict[int, str] = {}
+        parts = list(batches(plan.ops))
+        along: list[str] = []
+        if len(parts) == 1:  # the grant check's objects: locks whose object node existed
+            along = list(
+                dict.fromkeys(
+                    op.path.rpartition("/")[0]
+                    for op, index in zip(plan.ops, plan.indexes, strict=True)
+                    if index >= 0 and op.path.rpartition("/")[0] not in plan.fresh
+                )
+            )
+        siblings: dict[str, list[str]] | None = None
         try:
-            for part in batches(plan.ops):
+            for part in parts:
                 ops, indexes = plan.ops[part], plan.indexes[part]
                 try:
-                    results = self.transport.commit(ops, "creating lock nodes")
+                    results, listing = self.transport.commit_then_read(
+                        ops, [children_of(p) for p in along], "creating lock nodes"
+                    )
                 except NotConnected as exc:
                     raise self.transport.unavailable("creating lock nodes", exc) from exc
                 except TRANSIENT_ERRORS as exc:
@@ -284,10 +306,13 @@ class NodeCreator:
                 for index, result in zip(indexes, results, strict=True):
                     if index >= 0:
                         created[index] = result
+                if listing is not None:
+                    pairs = zip(along, listing, strict=True)
+                    siblings = {p: got for p, got in pairs if isinstance(got, list)}
         except BaseException:
             self.cleanup.drop_paths(created.values(), payload)  # earlier batches of this set
             raise
-        return created
+        return created, siblings
 
     def _find_uncertain(
         self, ops: Sequence[WriteOp], indexes: Sequence[int], payload: bytes, exc: BaseException

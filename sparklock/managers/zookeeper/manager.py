@@ -22,6 +22,7 @@ from ...model import (
     GrantDecision,
     LockData,
     LockInfo,
+    LockMode,
     LockRequest,
     LockType,
     compatible,
@@ -34,15 +35,34 @@ from ..base import HeldLocks, LockManager, Refusal, _WaitReporter
 from . import session
 from .cleanup import Cleanup
 from .creation import LockNode, NodeCreator, TreeHints
-from .layout import KIND_WORD, deepest_first, parse_lock_name
+from .layout import KIND_WORD, LOCK_PREFIX, deepest_first, parse_lock_name
 from .queued import MAX_RESTARTS, QueuedAcquisition, Restart
 from .transport import Transport, children_of, data_of, node_data
 from .tree import TreeReader
 from .waiters import Shown, WaitMarkers
 
+#: The name prefix of EXCLUSIVE lock nodes (what a SHARED request can conflict with).
+EXCLUSIVE_PREFIX = f"{LOCK_PREFIX}{LockMode.EXCLUSIVE.value}-"
+
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
 #: the connection timeout).
 RELEASE_CONNECT_WAIT = 2.0
+
+
+def _nothing_below(node: LockNode, name: str, children: Sequence[str]) -> bool:
+    """Granted at a glance: no lower-sequence sibling that could conflict with ``node``.
+
+    The common case, answered without parsing every sibling (32 threads reading one table leave
+    ~32 SHARED siblings to look at per object): a SHARED request conflicts only with EXCLUSIVE
+    siblings, so only those are parsed. Anything else goes through the full rule.
+    """
+    prefix = EXCLUSIVE_PREFIX if node.request.mode is LockMode.SHARED else LOCK_PREFIX
+    for child in children:
+        if child.startswith(prefix) and child != name:
+            parsed = parse_lock_name(child)
+            if parsed is not None and parsed.seq < node.seq:
+                return False
+    return True
 
 
 @dataclass
@@ -174,8 +194,11 @@ class ZooKeeperLockManager(LockManager):
     # -- step 3: the grant check --------------------------------------------------------------
     def _decide(self, node: LockNode, children: Sequence[str], owner: str) -> GrantDecision:
         """Hive's rule among the lock nodes ``children`` of the node's object, owner-aware."""
-        if node.path.rsplit("/", 1)[1] not in children:
+        name = node.path.rsplit("/", 1)[1]
+        if name not in children:
             raise Restart(f"lock node {node.path} disappeared")
+        if _nothing_below(node, name, children):
+            return GrantDecision(True)
         contenders = []
         for child in children:
             parsed = parse_lock_name(child)
@@ -218,8 +241,12 @@ class ZooKeeperLockManager(LockManager):
 
         A node numbered 0 is its object's first child ever: nothing can be below it."""
         to_check = [n for n in nodes if n.seq > 0]
-        ops = [children_of(n.object_path) for n in to_check]
-        listing = self.transport.read(ops, "checking locks")
+        unread = [n for n in to_check if n.siblings is None]  # not read along with the create
+        ops = [children_of(n.object_path) for n in unread]
+        read = iter(self.transport.read(ops, "checking locks") if ops else ())
+        listing = [n.siblings if n.siblings is not None else next(read) for n in to_check]
+        for n in to_check:
+            n.siblings = None  # read once: later checks read again
         for node, children in zip(to_check, listing, strict=True):
             if not isinstance(children, list):
                 raise Restart(f"object node of {node.path} disappeared")

@@ -28,6 +28,7 @@ from ...zksecurity import (
     SSL_HOSTNAME,
     ZooKeeperSecurity,
 )
+from .polling import handler
 
 #: How often the first connection is checked for success or a diagnosed failure.
 POLL = 0.02
@@ -94,6 +95,7 @@ def new_client(
         timeout=session_timeout,
         connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 1.0},
         logger=watch,
+        handler=handler(),  # kazoo's, with a cheaper select (see .polling)
         **security.kazoo_options(),
     )
     return client, watch

@@ -32,6 +32,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE
 
 from ...errors import LockManagerUnavailableError, SparkLockError
+from .coalescing import lanes_of
 from .secure_connect import access_denied
 from .session import TRANSIENT_ERRORS, SharedZooKeeperClient
 from .wire import MultiRead, WriteMulti
@@ -117,6 +118,14 @@ class Transport:
         self.shared = shared
         self.quorum = shared.quorum
         self.op_timeout = op_timeout
+        # every manager of the process merges its requests with the others' (see .coalescing)
+        quorum = self.quorum
+        self.lanes = lanes_of(
+            shared,
+            MULTI_READ_OPS,
+            MULTI_BYTES,
+            lambda: NotConnected(f"not connected to ZooKeeper {quorum}"),
+        )
 
     def client(self) -> KazooClient:
         return self.shared.ensure_started()
@@ -200,6 +209,10 @@ class Transport:
     def _read_multi(self, client: KazooClient, ops: Sequence[ReadOp]) -> list | None:
         """None when the server does not know multiRead."""
         chroot = client.chroot or ""
+        if self.shared.multi_read and len(ops) <= MULTI_READ_OPS:
+            if chroot:
+                ops = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in ops]
+            return self.lanes.reads.submit(client, ops, len(ops), self.op_timeout)[0]
         pending = []
         for start in range(0, len(ops), MULTI_READ_OPS):
             requests = ops[start : start + MULTI_READ_OPS]
@@ -246,6 +259,20 @@ class Transport:
         linger in kazoo's queue and run after we gave up on it. Transient failures raise (the
         caller decides whether a retry is safe); per-operation failures come back in the results.
         """
+        return self.commit_then_read(ops, (), what, connect_wait)[0]
+
+    def commit_then_read(
+        self,
+        ops: Sequence[WriteOp],
+        reads: Sequence[ReadOp],
+        what: str,
+        connect_wait: float | None = None,
+    ) -> tuple[list, list | None]:
+        """``commit``, and ``reads`` sent right behind the multi without waiting for its answer:
+        ZooKeeper runs a session's requests in order, so they read the tree as the multi left it,
+        one round trip sooner. Their answers come second: None when they could not be sent along
+        (no multiRead, a multi too big to share) or failed — read again then.
+        """
         client = self.client()
         wait = self.op_timeout if connect_wait is None else connect_wait
         if not self.shared.wait_connected(wait):
@@ -262,7 +289,7 @@ class Transport:
                     )
                 else:
                     tx.delete(op.path)
-            return tx.commit_async().get(timeout=self.op_timeout)
+            return tx.commit_async().get(timeout=self.op_timeout), None
         # The multi sent as built: kazoo's transaction() normalises and checks every path again
         # (~10 us an operation, most of a 10,000-partition lock set's time).
         chroot = client.chroot or ""
@@ -274,6 +301,13 @@ class Transport:
                 else Delete(chroot + op.path, op.version)
                 for op in ops
             ]
+        size = sum(map(op_bytes, ops))
+        if size <= MULTI_BYTES:  # merged with other threads' multis meanwhile (results unchrooted)
+            along = None
+            if reads and self.shared.multi_read:
+                along = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in reads]
+            results, read = self.lanes.writes.submit(client, ops, size, self.op_timeout, along)
+            return results, read if isinstance(read, list) else None
         async_result = client.handler.async_result()
         client._call(WriteMulti(list(ops)), async_result)  # results come unchrooted
-        return async_result.get(timeout=self.op_timeout)
+        return async_result.get(timeout=self.op_timeout), None

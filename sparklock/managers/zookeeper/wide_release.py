@@ -1,0 +1,102 @@
+"""Releasing a lock set too big for one ``multi`` (a full read of 10,000 partitions).
+
+Why a path of its own: such a set cannot be deleted atomically with its empty object nodes, and
+the step-by-step path made for races (delete the locks, then try to delete every parent object
+node, eliminating the busy ones one failed multi at a time, then one request per node) cost a
+request per object node whenever the nodes stayed in use — by another reader of the same table,
+in this process or elsewhere: over a second for 10,000 partitions. Here the cost stays a handful
+of requests whatever happens: the lock nodes in a few multis; then the object nodes this process
+knows to be kept (its other locks are below them) are left alone without a request, the ones the
+acquisition created itself are deleted without reading, and the others are read in one batched
+read and only the empty ones deleted, in a few multis. A multi that fails because the tree changed
+meanwhile is redone node by node for that batch alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
+
+from kazoo.exceptions import KazooException
+from kazoo.handlers.threading import KazooTimeoutError
+
+from ...errors import SparkLockError
+from .layout import deepest_first
+from .transport import batches, children_of, delete, multi_failure
+
+if TYPE_CHECKING:
+    from .cleanup import Cleanup, Failed
+
+log = logging.getLogger("sparklock.zookeeper")
+
+
+def remove_wide(
+    cleanup: Cleanup,
+    paths: Sequence[str],
+    objects: Sequence[str],
+    tries: int,
+    fresh: Collection[str] | None,
+    mine: dict[str, int],
+    kept: list[str] | None,
+) -> Failed:
+    """Delete the lock nodes ``paths`` (their object nodes: ``objects``), then the object nodes
+    left empty. ``mine``: our lock nodes being deleted at or below each object node; ``kept``
+    receives the object nodes left for other locks or acquisitions of this process."""
+    failed, err = cleanup._delete_locks(paths, tries)
+    if failed:
+        gone = set(paths) - set(failed)
+        cleanup.cleanup_objects(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths if p in gone))
+        return failed, err
+    owners = cleanup.owners
+    busy = [o for o in objects if owners.local_busy(o) > mine.get(o, 0)]
+    if kept is not None:
+        kept.extend(busy)
+    skip = set(busy)
+    rest = deepest_first(o for o in objects if o not in skip and cleanup._is_object(o))
+    try:
+        if fresh is not None and all(o in fresh for o in rest):
+            empty = rest  # created by the acquisition, nothing of ours below: a multi verifies
+        else:
+            empty = empty_now(cleanup, rest)
+        cleanup.hints.note_absent(delete_objects(cleanup, empty))
+    except (KazooException, KazooTimeoutError, SparkLockError) as exc:
+        # the locks are released; empty object nodes are best effort (Hive leaves them too)
+        log.debug("sparklock: cleaning up empty lock nodes failed: %r", exc)
+    return [], None
+
+
+def empty_now(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
+    """Of ``objects`` (deepest first), those left without children once the empty ones below
+    them are deleted too: one batched read."""
+    if not objects:
+        return []
+    listing = cleanup.transport.read([children_of(o) for o in objects], "releasing locks")
+    deleting: set[str] = set()
+    out = []
+    for obj, children in zip(objects, listing, strict=True):
+        if isinstance(children, list) and all(f"{obj}/{c}" in deleting for c in children):
+            deleting.add(obj)
+            out.append(obj)
+    return out
+
+
+def delete_objects(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
+    """Delete object nodes (deepest first) in as few multis as fit; a batch the tree changed
+    under is redone node by node (best effort, like Hive's). Returns what the multis deleted."""
+    ops = [delete(o) for o in objects]
+    deleted: list[str] = []
+    transport = cleanup.transport
+    for part in batches(ops):
+        batch = list(objects[part])
+        results = transport.commit(ops[part], "cleaning up", cleanup.release_wait)
+        if multi_failure(results) is None:
+            deleted.extend(batch)
+            continue
+        client = transport.client()
+        pending = [client.delete_async(p) for p in batch]  # in order: children first
+        for async_result in pending:
+            with contextlib.suppress(KazooException):
+                async_result.get(timeout=transport.op_timeout)
+    return deleted

@@ -1,0 +1,109 @@
+"""Releasing a lock set too big for one multi costs a handful of requests, whoever else holds
+locks on the same objects, and leaves exactly Hive's tree (empty object nodes gone, the others
+kept)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparklock.config import LockSettings
+from sparklock.managers.zookeeper import ZooKeeperLockManager
+from sparklock.model import LockMode, LockRequest
+from sparklock.objects import LockObject
+from tests.support.zk_tree import inspecting, znodes
+from tests.support.zookeeper import ZooKeeperServer, four_letter
+
+pytestmark = pytest.mark.zookeeper
+
+#: Enough partitions that the lock nodes and their object nodes exceed one multi (MULTI_BYTES).
+PARTITIONS = 3000
+#: At most: the lock nodes' multis, a batched read of 1,000 nodes a request, the objects' multis.
+MOST_REQUESTS = 10
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ZooKeeperServer() as zk:
+        yield zk
+
+
+@pytest.fixture
+def ns(request) -> str:
+    return "wide_" + request.node.name
+
+
+@pytest.fixture
+def manager(server, ns):
+    m = ZooKeeperLockManager.connect(server.address, ns, settings=LockSettings())
+    m.list_locks()
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def other(server):
+    with inspecting(server.address) as client:
+        yield client
+
+
+def packets(server) -> int:
+    text = four_letter(server.port, "mntr")
+    return int(
+        dict(ln.split("\t", 1) for ln in text.splitlines() if "\t" in ln)["zk_packets_received"]
+    )
+
+
+def full_read() -> list[LockRequest]:
+    return [
+        LockRequest(
+            LockObject.of_partition("warehouse_db", "events_by_day", {"ds": f"2026-01-{i:05d}"}),
+            LockMode.SHARED,
+        )
+        for i in range(PARTITIONS)
+    ]
+
+
+def released(server, held) -> int:
+    before = packets(server)
+    held.release()
+    return packets(server) - before - 1
+
+
+def test_alone(server, manager, other, ns):
+    held = manager.acquire(full_read(), owner="a", query_id="q")
+    assert released(server, held) <= MOST_REQUESTS
+    assert list(znodes(other, f"/{ns}")) == []
+
+
+def test_beside_a_reader_of_the_same_process(server, manager, other, ns):
+    keeper = manager.acquire(full_read(), owner="keeper", query_id="k")
+    held = manager.acquire(full_read(), owner="a", query_id="q")
+    assert released(server, held) <= MOST_REQUESTS
+    locks = list(znodes(other, f"/{ns}", locks_only=True))
+    assert sorted(locks) == sorted(i.lock_id for i in keeper.locks)
+    keeper.release()
+    assert list(znodes(other, f"/{ns}")) == []
+
+
+def test_beside_a_reader_elsewhere(server, manager, other, ns):
+    # a client of its own (another connection string): another process as far as we know
+    elsewhere = ZooKeeperLockManager.connect(f"localhost:{server.port}", ns)
+    try:
+        keeper = elsewhere.acquire(full_read(), owner="keeper", query_id="k")
+        held = manager.acquire(full_read(), owner="a", query_id="q")
+        assert released(server, held) <= MOST_REQUESTS
+        locks = list(znodes(other, f"/{ns}", locks_only=True))
+        assert sorted(locks) == sorted(i.lock_id for i in keeper.locks)
+        keeper.release()
+        assert list(znodes(other, f"/{ns}")) == []
+    finally:
+        elsewhere.close()
+
+
+def test_a_node_someone_added_below_is_kept(server, manager, other, ns):
+    held = manager.acquire(full_read(), owner="a", query_id="q")
+    table = f"/{ns}/warehouse_db/events_by_day"
+    other.create(f"{table}/ds=2026-01-00007/LOCK-SHARED-", b"hive", sequence=True)
+    held.release()
+    left = sorted(p for p in znodes(other, f"/{ns}") if "LOCK" not in p)
+    assert left == [f"/{ns}/warehouse_db", table, f"{table}/ds=2026-01-00007"]
