@@ -61,8 +61,11 @@ class PyLockCallback:
         def run() -> Acquired:
             facts = parse_facts(facts_json)
             self._record(facts)
-            handle = _service().acquire(facts)
-            return Acquired(handle=handle or "", refresh_listing=_refresh_listing(facts))
+            service = _service()
+            handle = service.acquire(facts)
+            refresh = _refresh_listing(facts)
+            epochs = service.read_epochs(facts) if refresh else None  # after the grant
+            return Acquired(handle=handle or "", refresh_listing=refresh, read_epochs=epochs)
 
         return self._answer("acquire", run)
 

@@ -72,6 +72,10 @@ public final class LockGuard {
     volatile String handle = "";
     /** Whether to re-list the read files after the grant (Python's answer, from its config). */
     volatile boolean refreshListing = true;
+    /** The facts sent, and the write epochs of what they read (FileListings compares them). */
+    volatile Facts facts;
+
+    volatile Messages.ReadEpochs readEpochs;
     final AtomicBoolean released = new AtomicBoolean(false);
 
     Held(String executionId, String rootExecutionId) {
@@ -251,7 +255,7 @@ public final class LockGuard {
     // enclosing execution already holds every lock it needs still reads a listing of its own.
     return () -> {
       if (held.refreshListing) {
-        FileListings.refreshAfterGrant(readPlan(c, node));
+        FileListings.refreshAfterGrant(readPlan(c, node), c.session, held.facts, held.readEpochs);
       }
       return body.get();
     };
@@ -395,6 +399,8 @@ public final class LockGuard {
     }
     Messages.Acquired granted = SparkLockBridge.acquire(FactsExtractor.toJson(facts));
     held.refreshListing = granted.refreshListing();
+    held.facts = facts;
+    held.readEpochs = granted.readEpochs();
     held.handle = granted.handle() == null ? "" : granted.handle();
   }
 
