@@ -245,10 +245,11 @@ class LockService:
 
     def read_epochs(self, facts: Facts) -> ReadEpochs | None:
         """The write epochs of the tables a granted statement reads (:mod:`.epochs`), for the
-        JVM to re-list only what changed since it listed; None when it re-lists nothing."""
+        JVM to re-list only what changed since it listed; None when it re-lists nothing
+        (``refreshListing=false``) or everything (``=all``)."""
         config = config_of(facts.conf)
-        if not config.enabled or not config.refresh_listing:
-            return None
+        if not config.enabled or not config.refresh_listing or config.refresh_all:
+            return None  # none: the JVM re-lists every file index read
         return self._epochs.answer(facts, clock_of_manager(get_manager(config)))
 
     def explain(self, facts: Facts) -> list[tuple[str, str]]:

@@ -72,12 +72,15 @@ final class FileListings {
 
   static final AtomicLong PATHS = new AtomicLong();
   static final AtomicLong FRESH = new AtomicLong();
+  /** Time spent deciding and re-listing after grants (ns). */
+  static final AtomicLong NANOS = new AtomicLong();
 
   private FileListings() {}
 
   /** Counters for tests and benchmarks: {@code whole=N paths=N fresh=N}. */
   static String stats() {
-    return "whole=" + WHOLE.get() + " paths=" + PATHS.get() + " fresh=" + FRESH.get();
+    return "whole=" + WHOLE.get() + " paths=" + PATHS.get() + " fresh=" + FRESH.get()
+        + " micros=" + NANOS.get() / 1000;
   }
 
   /** Refreshes what may be stale of every file relation in {@code plan}; returns how many. */
@@ -104,6 +107,7 @@ final class FileListings {
         whole(index, null);
       }
     }
+    NANOS.addAndGet(System.nanoTime() - start);
     if (!seen.isEmpty() && LOG.isDebugEnabled()) {
       LOG.debug("sparklock: checked {} file index(es) after the grant in {} ms ({})", seen.size(),
           (System.nanoTime() - start) / 1_000_000.0, stats());

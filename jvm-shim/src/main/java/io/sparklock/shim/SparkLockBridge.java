@@ -33,8 +33,8 @@ public final class SparkLockBridge {
 
   /**
    * Tests and benchmarks: what the re-listing after grants did so far in this JVM,
-   * {@code whole=N paths=N fresh=N} (indexes refreshed whole, partition directories listed,
-   * listings found fresh and not listed).
+   * {@code whole=N paths=N fresh=N micros=N} (indexes refreshed whole, partition directories
+   * listed, listings found fresh and not listed, time spent on it).
    */
   public static String listingStats() {
     return FileListings.stats();
