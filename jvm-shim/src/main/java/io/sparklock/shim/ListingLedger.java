@@ -38,7 +38,7 @@ final class ListingLedger {
 
   /** One partition directory's listing, as sparklock put it into a cache. */
   record PathEntry(Stamp stamp, WeakReference<FileStatus[]> files) {
-    /** The array sparklock put, if the cache still holds exactly it and its stamp is {@code now}. */
+    /** The array sparklock put, if the cache still holds exactly it, stamped {@code now}. */
     FileStatus[] freshAs(Stamp now, FileStatus[] cached) {
       FileStatus[] mine = files.get();
       return now.known() && now.equals(stamp) && mine != null && mine == cached ? mine : null;

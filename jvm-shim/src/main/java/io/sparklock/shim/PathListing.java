@@ -29,7 +29,8 @@ import org.apache.spark.sql.execution.datasources.FileStatusCache;
 final class PathListing {
   private PathListing() {}
 
-  private static final String IN_MEMORY = "org.apache.spark.sql.execution.datasources.InMemoryFileIndex";
+  private static final String IN_MEMORY =
+      "org.apache.spark.sql.execution.datasources.InMemoryFileIndex";
 
   /** The index's file status cache, or null when it has none that can hold a listing. */
   static FileStatusCache cacheOf(FileIndex index) throws ReflectiveOperationException {
