@@ -130,13 +130,18 @@ final class FileListings {
         FRESH.incrementAndGet(); // no cache: the scan lists every directory at execution
         return;
       }
-      Map<Path, Map<String, String>> dirs = new LinkedHashMap<>();
-      for (CatalogTablePartition part : ScalaInterop.list(session.sessionState().catalog()
-          .listPartitions(table.identifier(), scala.Option.empty()))) {
-        Path path = new Path(part.location());
-        FileSystem fs = path.getFileSystem(c.hadoopConf());
-        dirs.put(path.makeQualified(fs.getUri(), fs.getWorkingDirectory()),
-            Refs.orderedSpec(part.spec(), table.partitionColumnNames()));
+      Stamp tableStamp = new Stamp(te.clock, te.whole);
+      Map<Path, Map<String, String>> dirs = ListingLedger.dirs(c, tableStamp);
+      if (dirs == null) {
+        dirs = new LinkedHashMap<>();
+        for (CatalogTablePartition part : ScalaInterop.list(session.sessionState().catalog()
+            .listPartitions(table.identifier(), scala.Option.empty()))) {
+          Path path = new Path(part.location());
+          FileSystem fs = path.getFileSystem(c.hadoopConf());
+          dirs.put(path.makeQualified(fs.getUri(), fs.getWorkingDirectory()),
+              Refs.orderedSpec(part.spec(), table.partitionColumnNames()));
+        }
+        ListingLedger.rememberDirs(c, tableStamp, dirs);
       }
       relistChanged(cache, dirs, te, session, null);
     } else if (catalogPartitioned && index instanceof InMemoryFileIndex m) {

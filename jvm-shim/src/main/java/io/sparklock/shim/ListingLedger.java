@@ -45,7 +45,27 @@ final class ListingLedger {
     }
   }
 
+  /** A table's partition directories (path → spec) as the catalog named them under a stamp. */
+  record Dirs(Stamp stamp, Map<Path, Map<String, String>> dirs) {}
+
   private static final WeakIdentityMap<Object, Stamp> INDEXES = new WeakIdentityMap<>();
+  private static final WeakIdentityMap<Object, Dirs> DIRS = new WeakIdentityMap<>();
+
+  /**
+   * The partition directories of a catalog index as last asked under {@code now}, or null. A
+   * partition added, dropped or moved is written under an EXCLUSIVE lock (or by a foreign
+   * client): the table's whole epoch, or the clock, differs then.
+   */
+  static Map<Path, Map<String, String>> dirs(Object index, Stamp now) {
+    Dirs d = DIRS.get(index);
+    return d != null && now.known() && now.equals(d.stamp()) ? d.dirs() : null;
+  }
+
+  static void rememberDirs(Object index, Stamp now, Map<Path, Map<String, String>> dirs) {
+    if (now.known()) {
+      DIRS.put(index, new Dirs(now, dirs));
+    }
+  }
   private static final WeakIdentityMap<Object, Map<Path, PathEntry>> CACHES =
       new WeakIdentityMap<>();
 
