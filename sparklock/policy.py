@@ -97,7 +97,7 @@ def _partition(table: LockObject, columns: Iterable[str], spec: Spec) -> LockObj
     return _partition_object(table.database, table.table or "", tuple(items))
 
 
-@functools.lru_cache(maxsize=1 << 17)
+@functools.lru_cache(maxsize=1 << 15)
 def _partition_object(
     database: str, table: str, items: tuple[tuple[str, str | None], ...]
 ) -> LockObject:
