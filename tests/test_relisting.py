@@ -196,3 +196,16 @@ def test_a_foreign_writer_on_zookeeper_is_seen(spark, zk_server, hive_build, war
         thread.join(60)
     assert "error" not in outcome, outcome.get("error")
     assert outcome["rows"] == [(1, 1), (2, 200), (3, 3), (4, 4)]
+
+
+def test_refresh_listing_all_relists_every_index_and_false_none(spark, sessions, table):
+    reader, _ = sessions
+    reader.sql(f"SELECT * FROM {table}").collect()
+    reader.conf.set("spark.sparklock.read.refreshListing", "all")
+    before = stats(spark)
+    reader.sql(f"SELECT * FROM {table}").collect()
+    assert drop_time(since(spark, before)) == {"whole": 1, "paths": 0, "fresh": 0}
+    reader.conf.set("spark.sparklock.read.refreshListing", "false")
+    before = stats(spark)
+    reader.sql(f"SELECT * FROM {table}").collect()
+    assert drop_time(since(spark, before)) == {"whole": 0, "paths": 0, "fresh": 0}
