@@ -203,8 +203,8 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "spark.sparklock.read.refreshListing",
         "true",
-        "List the files of the tables a statement reads again once its locks are granted, so "
-        "it never reads a listing taken before the writer ahead of it committed.",
+        "Once a statement's locks are granted, list again what a writer may have changed since "
+        "Spark listed the files it reads (true), every file it reads (all), or nothing (false).",
     ),
     ConfigKey(
         "spark.sparklock.explicit.onSessionClose",
@@ -360,6 +360,8 @@ class SparkLockConfig:
     escalation: Escalation = Escalation()
     #: Read by the JVM shim after a grant (FileListings); parsed here so a bad value is an error.
     refresh_listing: bool = True
+    #: ``refreshListing=all``: re-list everything read, as before write epochs (comparisons)
+    refresh_all: bool = False
     #: ``keep`` or ``release``: a closed server session's explicit locks (sparklock.servers).
     explicit_on_session_close: str = "keep"
     unlock: UnlockPolicy = UnlockPolicy()
@@ -412,6 +414,11 @@ class SparkLockConfig:
                 "spark.sparklock.unlock.numRetries", v["spark.sparklock.unlock.numRetries"], 1
             ),
         )
+        refresh = parse_choice(
+            "spark.sparklock.read.refreshListing",
+            v["spark.sparklock.read.refreshListing"],
+            ("true", "false", "all"),
+        )
         return cls(
             enabled=parse_bool("spark.sparklock.enabled", v["spark.sparklock.enabled"]),
             manager=parse_choice(
@@ -424,9 +431,8 @@ class SparkLockConfig:
             zookeeper_security=parse_security(v, parse_bool),
             lock=lock,
             escalation=Escalation.from_conf(v),
-            refresh_listing=parse_bool(
-                "spark.sparklock.read.refreshListing", v["spark.sparklock.read.refreshListing"]
-            ),
+            refresh_listing=refresh != "false",
+            refresh_all=refresh == "all",
             explicit_on_session_close=parse_choice(
                 "spark.sparklock.explicit.onSessionClose",
                 v["spark.sparklock.explicit.onSessionClose"],

@@ -47,11 +47,36 @@ class Done:
 
 
 @dataclass(frozen=True)
+class TableEpochs:
+    """Write epochs of one catalog table a statement reads, ``facts.reads[read]``
+    (:mod:`sparklock.service.epochs`): ``whole`` changes with any write in the table, ``base``
+    with a write of the whole table (or database); partition ``partitions[indexes[i]]`` of the
+    read has epoch ``epochs[i]``, every other one ``base``."""
+
+    read: int
+    whole: int
+    base: int
+    indexes: list[int] = field(default_factory=list)
+    epochs: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReadEpochs:
+    """What the JVM compares with the epochs under which it listed a table's files, to re-list
+    only what changed since. ``clock``: the reading of the foreign-write clock the values belong
+    to (None: unknown, re-list everything and remember nothing)."""
+
+    clock: str | None = None
+    tables: list[TableEpochs] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class Acquired:
-    """``acquire``'s answer: the handle to release ("" when nothing needed locking), whether
-    the JVM re-lists the files the statement reads (``spark.sparklock.read.refreshListing``: the
-    key is this side's, the JVM only reads this answer), and for the JVM's metrics and listener
-    events how many locks were granted and how long getting them took."""
+    """``acquire``'s answer: the handle to release ("" when nothing needed locking), whether the
+    JVM re-lists the files the statement reads (``spark.sparklock.read.refreshListing``: the key
+    is this side's, the JVM only reads this answer), for the JVM's metrics and listener events
+    how many locks were granted and how long getting them took, and the write epochs of the
+    tables read, taken after the grant (None: re-list all of them)."""
 
     ok: bool = True
     error: str | None = None
@@ -59,6 +84,7 @@ class Acquired:
     refresh_listing: bool = True
     lock_count: int | None = None
     waited_ns: int | None = None
+    read_epochs: ReadEpochs | None = None
 
 
 @dataclass(frozen=True)

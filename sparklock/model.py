@@ -81,13 +81,20 @@ class LockRequest:
         return self.obj.name
 
 
+class LockSet(list):
+    """What :func:`build_lock_set` returns: already deduplicated, complete and sorted."""
+
+
 def build_lock_set(
     requests: Iterable[LockRequest], *, with_ancestors: bool = True
 ) -> list[LockRequest]:
     """Deduplicate (EXCLUSIVE wins), add SHARED on every ancestor, sort in the global order.
 
     Explicit ``LOCK TABLE`` locks pass ``with_ancestors=False``: Hive locks exactly that object.
+    A :class:`LockSet` (the service builds the set, the manager is handed it) is returned as is.
     """
+    if isinstance(requests, LockSet):
+        return requests
     modes: dict[LockObject, LockMode] = {}
 
     def add(obj: LockObject, mode: LockMode) -> None:
@@ -99,7 +106,7 @@ def build_lock_set(
         if with_ancestors:
             for anc in req.obj.ancestors():
                 add(anc, LockMode.SHARED)
-    return [LockRequest(o, modes[o]) for o in sorted(modes, key=lambda o: o.sort_key)]
+    return LockSet(LockRequest(o, modes[o]) for o in sorted(modes, key=lambda o: o.sort_key))
 
 
 # Query text kept in lock data by default (ZooKeeper node data is limited to 1 MB; Hive's

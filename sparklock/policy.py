@@ -98,7 +98,16 @@ def _partition(table: LockObject, columns: Iterable[str], spec: Spec) -> LockObj
         if key not in lowered:
             break  # a prefix stops at the first column without a value
         items.append((key, lowered[key]))
-    return LockObject.of_partition(table.database, table.table or "", items)
+    return _partition_object(table.database, table.table or "", tuple(items))
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _partition_object(
+    database: str, table: str, items: tuple[tuple[str, str | None], ...]
+) -> LockObject:
+    """Made once per partition and reused by every statement that reads it: a wide read's lock
+    set is thousands of partitions, each validated and named once, not per statement."""
+    return LockObject.of_partition(database, table, items)
 
 
 def read_requests(

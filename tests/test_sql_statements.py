@@ -465,6 +465,8 @@ def test_disabled_statements_succeed_without_the_python_side(spark):
 MESSAGES = {
     "Messages$Done": messages.Done,
     "Messages$Acquired": messages.Acquired,
+    "Messages$ReadEpochs": messages.ReadEpochs,
+    "Messages$TableEpochs": messages.TableEpochs,
     "Messages$Rows": messages.Rows,
     "Messages$LockTarget": messages.LockTarget,
     "Messages$CommandRequest": messages.CommandRequest,

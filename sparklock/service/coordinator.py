@@ -43,12 +43,13 @@ from ..config import SparkLockConfig
 from ..errors import SparkLockError, UnlockError
 from ..facts import Facts
 from ..managers import HeldLocks, get_manager
-from ..messages import CommandRequest, lock_rows
+from ..messages import CommandRequest, ReadEpochs, lock_rows
 from ..model import LockMode, LockRequest, LockType, Owner, build_lock_set
 from ..objects import LockObject
 from ..policy import requests_for
 from ..query_text import lock_statement_summary, statement_text
 from .cancellation import WaitRegistry
+from .epochs import WriteEpochs, clock_of_manager
 from .fencing import Fencer, Fencing
 from .journal import Journal
 from .release_retrier import ReleaseRetrier
@@ -76,6 +77,7 @@ class LockService:
         self._fencing = Fencing(is_running=lambda handle: self.held(handle) is not None)
         self._retrier = ReleaseRetrier()
         self._journal = Journal()
+        self._epochs = WriteEpochs()
         #: Told of every LOCK TABLE grant (session, held, config): sparklock.servers uses it to
         #: release a closed session's explicit locks.
         self._explicit_observer: Callable[[str, HeldLocks, SparkLockConfig], None] | None = None
@@ -215,6 +217,7 @@ class LockService:
             return
         if self._journal.on:
             self._journal.record({"ev": "release", "handle": handle, "t": time.monotonic_ns()})
+        self._epochs.written(held.locks)  # before the locks go: a reader granted next sees it
         try:
             held.release()
         except UnlockError:
@@ -245,6 +248,15 @@ class LockService:
         """Statements currently holding locks (memory stays O(locks held))."""
         with self._guard:
             return len(self._held)
+
+    def read_epochs(self, facts: Facts) -> ReadEpochs | None:
+        """The write epochs of the tables a granted statement reads (:mod:`.epochs`), for the
+        JVM to re-list only what changed since it listed; None when it re-lists nothing
+        (``refreshListing=false``) or everything (``=all``)."""
+        config = config_of(facts.conf)
+        if not config.enabled or not config.refresh_listing or config.refresh_all:
+            return None  # none: the JVM re-lists every file index read
+        return self._epochs.answer(facts, clock_of_manager(get_manager(config)))
 
     def explain(self, facts: Facts) -> list[tuple[str, str]]:
         """The ``name, mode`` rows a statement would take, in acquisition order."""
@@ -298,6 +310,7 @@ class LockService:
             if config.enabled:
                 obj = request.object.lock_object()
                 check = unlock_check(config.unlock, request.user, obj.name)
+                self._epochs.written_objects([obj])  # conservative: even if refused
                 get_manager(config).unlock(obj, check=check)
             return [], []
         raise SparkLockError(f"UNSUPPORTED_STATEMENT: {statement!r}")

@@ -64,11 +64,14 @@ class PyLockCallback:
             service = _service()
             handle = service.acquire(facts)
             held = service.held(handle) if handle else None
+            refresh = _refresh_listing(facts)
+            epochs = service.read_epochs(facts) if refresh else None  # after the grant
             return Acquired(
                 handle=handle or "",
-                refresh_listing=_refresh_listing(facts),
+                refresh_listing=refresh,
                 lock_count=len(held.locks) if held is not None else 0,
                 waited_ns=held.waited_ns if held is not None else None,
+                read_epochs=epochs,
             )
 
         return self._answer("acquire", run)

@@ -1,6 +1,6 @@
 """Run the benchmarks (all, or those named) and print their tables: sparklock vs Hive's manager.
 
-    python3 -m tests.benchmarks.run                 # all five, a few minutes
+    python3 -m tests.benchmarks.run                 # all six, several minutes
     python3 -m tests.benchmarks.run latency wide    # some of them
     python3 -m tests.benchmarks.run --quick         # fewer rounds (a smoke run)
 
@@ -25,6 +25,7 @@ BENCHMARKS = {
     "throughput": "bench_throughput",
     "spark": "bench_spark",
     "wide": "bench_wide",
+    "wide-read": "bench_wide_read",
 }
 
 

@@ -8,8 +8,8 @@ package io.sparklock.shim;
 public interface LockCallback {
   /**
    * Take the implicit locks of one execution. Returns {@link Messages.Acquired}: JSON
-   * {"ok":true,"handle":"&lt;id&gt;","refreshListing":true} ("handle" is "" when nothing needed
-   * locking) or {"ok":false,"error":"LOCK_CONFLICT: ..."}.
+   * {"ok":true,"handle":"&lt;id&gt;","refreshListing":true,"readEpochs":{...}} ("handle" is ""
+   * when nothing needed locking) or {"ok":false,"error":"LOCK_CONFLICT: ..."}.
    */
   String acquire(String factsJson);
 

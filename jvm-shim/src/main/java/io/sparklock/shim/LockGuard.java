@@ -72,6 +72,10 @@ public final class LockGuard {
     volatile String handle = "";
     /** Whether to re-list the read files after the grant (Python's answer, from its config). */
     volatile boolean refreshListing = true;
+    /** The facts sent, and the write epochs of what they read (FileListings compares them). */
+    volatile Facts facts;
+
+    volatile Messages.ReadEpochs readEpochs;
     final AtomicBoolean released = new AtomicBoolean(false);
     /** For the metrics and events ({@link LockTelemetry}): the grant, as Python answered it. */
     volatile SparkContext sc;
@@ -281,7 +285,7 @@ public final class LockGuard {
     // enclosing execution already holds every lock it needs still reads a listing of its own.
     return () -> {
       if (held.refreshListing) {
-        FileListings.refreshAfterGrant(readPlan(c, node));
+        FileListings.refreshAfterGrant(readPlan(c, node), c.session, held.facts, held.readEpochs);
       }
       return body.get();
     };
@@ -462,6 +466,8 @@ public final class LockGuard {
     }
     held.grantedAtNanos = System.nanoTime();
     held.refreshListing = granted.refreshListing();
+    held.facts = facts;
+    held.readEpochs = granted.readEpochs();
     held.handle = granted.handle() == null ? "" : granted.handle();
     held.waitedNs = granted.waitedNs() != null ? granted.waitedNs() : held.grantedAtNanos - start;
     if (node != null) {

@@ -35,15 +35,32 @@ public final class Messages {
    * re-list the files the statement reads ({@code spark.sparklock.read.refreshListing}, a key
    * Python owns and validated; absent = true), and for the metrics and events
    * ({@link LockTelemetry}) how many locks were granted and how long getting them took (absent:
-   * 0 locks, and the JVM's own measure of the call).
+   * 0 locks, and the JVM's own measure of the call), and the write epochs of the tables read
+   * ({@link ReadEpochs}; absent: re-list them all).
    */
   public record Acquired(boolean ok, String error, String handle, Boolean refreshListing,
-      Integer lockCount, Long waitedNs) implements Answer {
+      Integer lockCount, Long waitedNs, ReadEpochs readEpochs) implements Answer {
     @Override
     public Boolean refreshListing() {
       return refreshListing == null || refreshListing;
     }
   }
+
+  /**
+   * The write epochs of the tables a granted statement reads, taken after the grant
+   * ({@code sparklock/service/epochs.py}): {@link FileListings} re-lists only what has another
+   * epoch than when it was listed. {@code clock}: the foreign-write clock reading the values
+   * belong to (null: unknown, re-list every listing read and remember none).
+   */
+  public record ReadEpochs(String clock, List<TableEpochs> tables) {}
+
+  /**
+   * One table read, {@code facts.reads[read]}: {@code whole} changes with any write in it,
+   * {@code base} with a write of all of it; the partition at {@code indexes[i]} of the read's
+   * {@code partitions} has epoch {@code epochs[i]}, every other one {@code base}.
+   */
+  public record TableEpochs(
+      int read, long whole, long base, List<Integer> indexes, List<Long> epochs) {}
 
   /**
    * {@code command}'s and {@code explain}'s answer: rows of strings, in {@code columns} order

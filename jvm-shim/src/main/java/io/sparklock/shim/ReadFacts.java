@@ -159,18 +159,23 @@ final class ReadFacts {
     List<Map<String, String>> out = new ArrayList<>();
     StructField[] fs = index.partitionSpec().partitionColumns().fields();
     for (PartitionPath part : ScalaInterop.list(index.partitionSpec().partitions())) {
-      InternalRow values = part.values();
-      Map<String, String> spec = new LinkedHashMap<>();
-      for (int i = 0; i < fs.length; i++) {
-        spec.put(fs[i].name(), valueString(values, i, fs[i].dataType()));
-      }
-      out.add(spec);
+      out.add(specOf(part, fs, refs.timeZone()));
     }
     return out;
   }
 
+  /** A partition's spec as the catalog spells it (also how FileListings finds its epoch). */
+  static Map<String, String> specOf(PartitionPath part, StructField[] fs, String timeZone) {
+    InternalRow values = part.values();
+    Map<String, String> spec = new LinkedHashMap<>();
+    for (int i = 0; i < fs.length; i++) {
+      spec.put(fs[i].name(), valueString(values, i, fs[i].dataType(), timeZone));
+    }
+    return spec;
+  }
+
   /** A partition value as the catalog spells it; null for the default (null) partition. */
-  private String valueString(InternalRow row, int i, DataType type) {
+  private static String valueString(InternalRow row, int i, DataType type, String timeZone) {
     if (row.isNullAt(i)) {
       return null;
     }
@@ -179,7 +184,7 @@ final class ReadFacts {
     }
     Object v = row.get(i, type);
     Object s =
-        new Cast(new Literal(v, type), StringType$.MODULE$, scala.Option.apply(refs.timeZone()))
+        new Cast(new Literal(v, type), StringType$.MODULE$, scala.Option.apply(timeZone))
             .eval(null);
     return s == null ? null : s.toString();
   }

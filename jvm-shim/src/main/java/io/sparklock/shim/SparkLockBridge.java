@@ -31,6 +31,15 @@ public final class SparkLockBridge {
 
   private static final AtomicReference<LockCallback> CALLBACK = new AtomicReference<>();
 
+  /**
+   * Tests and benchmarks: what the re-listing after grants did so far in this JVM,
+   * {@code whole=N paths=N fresh=N micros=N} (indexes refreshed whole, partition directories
+   * listed, listings found fresh and not listed, time spent on it).
+   */
+  public static String listingStats() {
+    return FileListings.stats();
+  }
+
   /** Debug/testing aid: the last facts JSON this JVM sent to acquire (null before the first). */
   private static volatile String lastFacts;
 

@@ -1,0 +1,157 @@
+"""Benchmark 6: a full read of a wide table, end to end in Spark — what re-listing costs.
+
+``SELECT count(*), sum(v)`` over every partition of a parquet table with 1,000 and with 10,000
+partitions (one small file each, partitions tracked in the catalog), on one local Spark session.
+Each locked mode runs in a block of its own, taking turns round by round with the unlocked run
+(``spark.sparklock.enabled=false``) on the same session, so that drift hits both alike; the ratio
+is the median of each round's locked / unlocked pair. Locked modes: the embedded and the
+ZooKeeper manager (a ZooKeeper of its own on loopback), each with the re-listing rule of
+``spark.sparklock.read.refreshListing=true`` (re-list what a writer changed since the listing:
+nothing here) and with ``=all`` (every partition directory listed again after every grant, the
+rule before write epochs). ``listed`` is the partition directories the JVM listed per locked
+statement, and the file indexes it refreshed whole (``SparkLockBridge.listingStats``). Blocks
+run in the order of the table, after one untimed statement in every mode and each after one
+untimed warm-up round of its own.
+
+    python3 -m tests.benchmarks.bench_wide_read [--quick] [--partitions 1000,10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import tempfile
+import time
+
+from tests.support.spark import build_session
+
+from . import common
+
+PARTITIONS = (1_000, 10_000)
+ROUNDS = {1_000: 9, 10_000: 4}
+QUICK_ROUNDS = {1_000: 3, 10_000: 1}
+#: (manager, spark.sparklock.read.refreshListing)
+MODES = (("embedded", "true"), ("zookeeper", "true"), ("embedded", "all"), ("zookeeper", "all"))
+LABELS = {"true": "changed only", "all": "full re-list"}
+
+
+def _stats(spark) -> dict[str, int]:
+    text = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge.listingStats()
+    return {k: int(v) for k, v in (part.split("=") for part in text.split())}
+
+
+def _set(spark, manager: str | None, refresh: str = "true") -> None:
+    if manager is None:
+        spark.conf.set("spark.sparklock.enabled", "false")
+        return
+    spark.conf.set("spark.sparklock.enabled", "true")
+    spark.conf.set("spark.sparklock.manager", manager)
+    spark.conf.set("spark.sparklock.read.refreshListing", refresh)
+
+
+def _timed(spark, sql: str) -> float:
+    t0 = time.perf_counter()
+    spark.sql(sql).collect()
+    return (time.perf_counter() - t0) * 1000
+
+
+def run(quick: bool = False, partitions: tuple[int, ...] = PARTITIONS) -> dict:
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    rounds = QUICK_ROUNDS if quick else ROUNDS
+    warehouse = tempfile.mkdtemp(prefix="sparklock-bench-wide-read-")
+    result: dict = {}
+    try:
+        with common.zookeeper() as zk:
+            conf = {
+                "spark.sparklock.zookeeper.quorum": zk.address,
+                "spark.sparklock.zookeeper.namespace": "bench_wide_read",
+            }
+            spark = build_session("bench-wide-read", warehouse, conf=conf)
+            try:
+                for n in partitions:
+                    result.update(_one_table(spark, n, rounds.get(n, 3)))
+            finally:
+                spark.stop()
+                from sparklock.managers import close_all
+
+                close_all()
+    finally:
+        shutil.rmtree(warehouse, ignore_errors=True)
+    return result
+
+
+def _one_table(spark, n: int, rounds: int) -> dict:
+    table = f"wide{n}"
+    _set(spark, None)
+    t0 = time.perf_counter()
+    spark.sql(f"CREATE TABLE {table} (v BIGINT, p INT) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {table} SELECT id, id FROM range({n})")
+    created = time.perf_counter() - t0
+    sql = f"SELECT count(*), sum(v) FROM {table}"
+    spark.sql(sql).collect()  # the session's relation and file status cache, as a user's
+    for manager, refresh in MODES:  # JIT and first listings of every mode, untimed
+        _set(spark, manager, refresh)
+        spark.sql(sql).collect()
+    rows = []
+    result = {}
+    for manager, refresh in MODES:
+        unlocked: list[float] = []
+        locked: list[float] = []
+        listed = whole = 0
+        for i in range(rounds + 1):
+            order = ((None, unlocked), (manager, locked))
+            if i % 2:
+                order = order[::-1]
+            for mode, times in order:
+                _set(spark, mode, refresh)
+                before = _stats(spark)
+                elapsed = _timed(spark, sql)
+                if i:  # round 0 warms the mode up
+                    times.append(elapsed)
+                    if mode is not None:
+                        after = _stats(spark)
+                        listed += after["paths"] - before["paths"]
+                        whole += after["whole"] - before["whole"]
+        _set(spark, None)
+        r = common.median([a / b for a, b in zip(locked, unlocked, strict=True)])
+        result[n, manager, refresh] = (common.median(unlocked), common.median(locked), r)
+        rows.append(
+            [
+                f"{n:,}",
+                f"{manager}, {LABELS[refresh]}",
+                common.fmt_ms(common.median(unlocked)),
+                common.fmt_ms(common.median(locked)),
+                f"{r:.3f}",
+                f"{(r - 1) * 100:+.1f}%",
+                f"{listed / len(locked):,.0f}",
+                f"{whole / len(locked):,.0f}",
+            ]
+        )
+    common.print_table(
+        f"6. Full read of a {n:,}-partition parquet table in Spark (local[2], table made in "
+        f"{created:.0f} s): statement time, locked vs unlocked (ms, median of {rounds} rounds; "
+        "ratio = median of per-round locked / unlocked)",
+        [
+            "partitions",
+            "locked mode",
+            "unlocked",
+            "locked",
+            "ratio",
+            "overhead",
+            "dirs listed",
+            "indexes refreshed whole",
+        ],
+        rows,
+    )
+    return result
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds")
+    parser.add_argument(
+        "--partitions", default=",".join(str(p) for p in PARTITIONS), help="table widths"
+    )
+    args = parser.parse_args()
+    run(args.quick, tuple(int(p) for p in args.partitions.split(",")))
