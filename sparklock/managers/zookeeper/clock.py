@@ -59,30 +59,9 @@ class WriteClock:
                 return original(request, async_object)
             with self._guard:
                 self._started += 1
-            self._count_answer(async_object)
-            return original(request, async_object)
+            return original(request, _CountedAnswer(self, async_object))
 
         client._call = call  # type: ignore[method-assign]
-
-    def _count_answer(self, async_object: Any) -> None:
-        """Count the answer when kazoo's connection thread hands it over: after it recorded the
-        answer's zxid, before the caller wakes up (so the caller's next reading is valid)."""
-        set_value, set_exception = async_object.set, async_object.set_exception
-
-        def value(v: Any = None) -> None:
-            # a multi answers per operation; a refused one still took its zxid
-            ok = not isinstance(v, list) or all(
-                not isinstance(x, Exception) or isinstance(x, COMMITTED_REFUSALS) for x in v
-            )
-            self._answered(ok)
-            set_value(v)
-
-        def exception(e: BaseException) -> None:
-            self._answered(isinstance(e, COMMITTED_REFUSALS))
-            set_exception(e)
-
-        async_object.set = value
-        async_object.set_exception = exception
 
     def _answered(self, committed: bool) -> None:
         with self._guard:
@@ -113,6 +92,31 @@ class WriteClock:
         if started != finished or started_after != started:
             return None
         return f"zk-{id(self._client):x}:{zxid - succeeded}"
+
+
+class _CountedAnswer:
+    """Stands for a write's answer object (kazoo's AsyncResult, or a merged request's answer)
+    and counts the answer when kazoo's connection thread hands it over: after it recorded the
+    answer's zxid, before the caller wakes up (so the caller's next reading is valid). kazoo
+    calls only ``set`` and ``set_exception`` on it."""
+
+    __slots__ = ("_clock", "_target")
+
+    def __init__(self, clock: WriteClock, target: Any) -> None:
+        self._clock = clock
+        self._target = target
+
+    def set(self, value: Any = None) -> None:
+        # a multi answers per operation; a refused one still took its zxid
+        ok = not isinstance(value, list) or all(
+            not isinstance(x, Exception) or isinstance(x, COMMITTED_REFUSALS) for x in value
+        )
+        self._clock._answered(ok)
+        self._target.set(value)
+
+    def set_exception(self, exc: BaseException) -> None:
+        self._clock._answered(isinstance(exc, COMMITTED_REFUSALS))
+        self._target.set_exception(exc)
 
 
 _attach_lock = threading.Lock()
