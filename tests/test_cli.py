@@ -14,6 +14,7 @@ from sparklock.config import LockSettings
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest, LockType
 from sparklock.objects import LockObject
+from tests.support.show_locks_columns import EXTENDED
 
 pytestmark = pytest.mark.zookeeper
 FAST = LockSettings(num_retries=1, retry_interval=0.01)
@@ -44,21 +45,7 @@ def test_locks_lists_extended_columns(zk_server, zk_namespace, manager):
     code, out = run(zk_server, zk_namespace, "locks")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == [
-        "name",
-        "mode",
-        "query_id",
-        "lock_time",
-        "lock_type",
-        "query_string",
-        "client",
-        "user",
-        "state",
-        "blocked_by",
-        "acquired_at",
-        "wait_since",
-        "agent",
-    ]
+    assert lines[0].split() == EXTENDED
     user_at = lines[0].index("user")
     assert any(
         ln.startswith("default@t@p=1")

@@ -72,6 +72,9 @@ def test_values_parsed():
         ("spark.sparklock.zookeeper.namespace", "a/../b", "znode name"),
         ("spark.sparklock.zookeeper.quorum", "", "host:port"),
         ("spark.sparklock.lock.numretries", "3", "documented keys"),
+        ("spark.sparklock.lock.queryString.maxLength", "-1", "integer >= 0"),
+        ("spark.sparklock.lock.queryString.maxLength", "200001", "from 0 to 200000"),
+        ("spark.sparklock.lock.queryString.mode", "none", "full or summary"),
     ],
 )
 def test_bad_values_name_key_and_accepted(key, value, accepted):

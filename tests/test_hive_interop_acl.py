@@ -24,6 +24,7 @@ from tests.support.hive_harness import (
     build_harness,
     missing_requirements,
 )
+from tests.support.zk_managers import closing_managers, manager_conf
 from tests.support.zk_security import sasl_server
 
 pytestmark = [pytest.mark.hive_interop, pytest.mark.zookeeper]
@@ -55,25 +56,11 @@ def hive(hive_jvm, zk_namespace):
 @pytest.fixture
 def alice(zk_server, zk_namespace):
     """sparklock authenticated as digest:alice; ``acl`` chosen per test."""
-    made: list[ZooKeeperLockManager] = []
-
-    def make(acl: str) -> ZooKeeperLockManager:
-        conf = {
-            "spark.sparklock.manager": "zookeeper",
-            "spark.sparklock.zookeeper.quorum": zk_server.address,
-            "spark.sparklock.zookeeper.namespace": zk_namespace,
-            "spark.sparklock.lock.numRetries": "1",
-            AUTH: "digest:alice",
-            AUTH_PASSWORD: "alice-secret",
-            ACL_KEY: acl,
-        }
-        manager = ZooKeeperLockManager(SparkLockConfig.from_conf(conf))
-        made.append(manager)
-        return manager
-
-    yield make
-    for m in made:
-        m.close()
+    credentials = {AUTH: "digest:alice", AUTH_PASSWORD: "alice-secret"}
+    with closing_managers() as make:
+        yield lambda acl: make(
+            manager_conf(zk_server.address, zk_namespace, **credentials, **{ACL_KEY: acl})
+        )
 
 
 def test_hive_interoperates_under_open_acl(hive, alice):
@@ -122,15 +109,11 @@ def test_under_creator_hive_with_the_same_sasl_identity_locks_as_a_peer(tmp_path
     )
     server.start()
     try:
-        conf = {
-            "spark.sparklock.manager": "zookeeper",
-            "spark.sparklock.zookeeper.quorum": server.address,
-            "spark.sparklock.zookeeper.namespace": zk_namespace,
-            "spark.sparklock.lock.numRetries": "1",
-            AUTH: "sasl:DIGEST-MD5:spark",
-            AUTH_PASSWORD: "spark-secret",
-            ACL_KEY: "creator",
-        }
+        conf = manager_conf(
+            server.address,
+            zk_namespace,
+            **{AUTH: "sasl:DIGEST-MD5:spark", AUTH_PASSWORD: "spark-secret", ACL_KEY: "creator"},
+        )
         spark = ZooKeeperLockManager(SparkLockConfig.from_conf(conf))
         # ZooKeeper 3.9's Java client refuses DIGEST-MD5 in its default FIPS mode
         options = [

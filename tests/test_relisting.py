@@ -22,6 +22,7 @@ pyspark = pytest.importorskip("pyspark")
 
 import sparklock  # noqa: E402
 from tests.support.hive_harness import HiveLockHarness, build_harness, missing_requirements  # noqa: E402
+from tests.support.sessions import conf_for_manager, new_session  # noqa: E402
 from tests.support.spark import SparkSpec, zookeeper_conf  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
@@ -44,25 +45,31 @@ def drop_time(delta: dict[str, int]) -> dict[str, int]:
     return {k: v for k, v in delta.items() if k != "micros"}
 
 
+def reading(session, sql: str) -> tuple[threading.Thread, dict]:
+    """A thread (not started) that reads ``sql`` on ``session``, for a read that must wait for a
+    writer; the dict gets its ``rows`` or its ``error``, for the test to check after the join."""
+    outcome: dict = {}
+
+    def read() -> None:
+        try:
+            outcome["rows"] = rows(session, sql)
+        except Exception as e:  # noqa: BLE001 - reported to the test
+            outcome["error"] = e
+
+    return threading.Thread(target=read, daemon=True), outcome
+
+
 @pytest.fixture(params=["embedded", "zookeeper"])
 def manager_conf(request) -> dict[str, str]:
-    if request.param == "embedded":
-        return {"spark.sparklock.manager": "embedded"}
-    address = request.getfixturevalue("zk_server").address
-    return zookeeper_conf(address, f"relist_{uuid.uuid4().hex[:8]}")
+    zk_address = lambda: request.getfixturevalue("zk_server").address  # noqa: E731
+    return conf_for_manager(request.param, zk_address, "relist_")
 
 
 @pytest.fixture
 def sessions(spark, manager_conf):
     """A reader and a writer: two sessions of the application, on the manager under test."""
-
-    def make():
-        s = spark.newSession()
-        for k, v in {**BUDGET, **manager_conf}.items():
-            s.conf.set(k, v)
-        return s
-
-    return make(), make()
+    conf = {**BUDGET, **manager_conf}
+    return new_session(spark, conf), new_session(spark, conf)
 
 
 @pytest.fixture
@@ -120,16 +127,8 @@ def test_a_read_that_waited_relists_only_what_the_writer_locked(spark, sessions,
     sql = f"SELECT p, v FROM {table}"
     reader.sql(sql).collect()
     writer.sql(f"LOCK TABLE {table} PARTITION (p = 2) EXCLUSIVE")
-    outcome: dict = {}
-
-    def read() -> None:
-        try:
-            outcome["rows"] = rows(reader, sql)
-        except Exception as e:  # noqa: BLE001 - reported below
-            outcome["error"] = e
-
+    thread, outcome = reading(reader, sql)
     service = sparklock.service.get_service()
-    thread = threading.Thread(target=read, daemon=True)
     try:
         before = stats(spark)
         thread.start()
@@ -159,9 +158,7 @@ def test_a_foreign_writer_on_zookeeper_is_seen(spark, zk_server, hive_build, war
     OVERWRITE would); sparklock's clock sees the foreign writes and the read lists again."""
     namespace = f"relist_hive_{uuid.uuid4().hex[:8]}"
     conf = {**BUDGET, **zookeeper_conf(zk_server.address, namespace)}
-    reader = spark.newSession()
-    for k, v in conf.items():
-        reader.conf.set(k, v)
+    reader = new_session(spark, conf)
     name = f"rh_{uuid.uuid4().hex[:8]}"
     reader.sql(f"CREATE TABLE {name} (v INT, p INT) USING parquet PARTITIONED BY (p)")
     reader.sql(f"INSERT INTO {name} SELECT id, id FROM range(1, 5)")
@@ -176,15 +173,7 @@ def test_a_foreign_writer_on_zookeeper_is_seen(spark, zk_server, hive_build, war
             {"default": "SHARED", f"default@{name}": "SHARED", f"default@{name}@p=2": "EXCLUSIVE"}
         )
         assert answer.granted
-        outcome: dict = {}
-
-        def read() -> None:
-            try:
-                outcome["rows"] = rows(reader, sql)
-            except Exception as e:  # noqa: BLE001 - reported below
-                outcome["error"] = e
-
-        thread = threading.Thread(target=read, daemon=True)
+        thread, outcome = reading(reader, sql)
         thread.start()
         time.sleep(1.0)
         assert thread.is_alive(), outcome  # waits for Hive's writer

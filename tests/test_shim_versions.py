@@ -13,93 +13,38 @@ def _chosen(spark: str, scala: str) -> dict[str, str]:
     return {d.parent.name: d.name for d in shim.compat_dirs(spark, scala)}
 
 
+#: The variant of each aspect a Spark line takes (a table row per line: patch releases of one line
+#: take the same variants).
+SPARK_35 = {
+    "connect": "3.5",
+    "context": "3.5",
+    "parser": "3.5",
+    "procedures": "3.5",
+    "scala": "2.12",
+    "session": "3.5",
+}
+SPARK_40 = {
+    "connect": "4.0",
+    "context": "4.0",
+    "parser": "4.0",
+    "procedures": "4.0",
+    "scala": "2.13",
+    "session": "4.0",
+}
+SPARK_41 = {**SPARK_40, "parser": "4.1"}
+SPARK_43 = {**SPARK_40, "parser": "4.3"}
+
+
 @pytest.mark.parametrize(
     "spark,scala,expected",
     [
-        (
-            "3.5.0",
-            "2.12",
-            {
-                "connect": "3.5",
-                "context": "3.5",
-                "parser": "3.5",
-                "procedures": "3.5",
-                "scala": "2.12",
-                "session": "3.5",
-            },
-        ),
-        (
-            "3.5.9",
-            "2.12",
-            {
-                "connect": "3.5",
-                "context": "3.5",
-                "parser": "3.5",
-                "procedures": "3.5",
-                "scala": "2.12",
-                "session": "3.5",
-            },
-        ),
-        (
-            "4.0.1",
-            "2.13",
-            {
-                "connect": "4.0",
-                "context": "4.0",
-                "parser": "4.0",
-                "procedures": "4.0",
-                "scala": "2.13",
-                "session": "4.0",
-            },
-        ),
-        (
-            "4.1.4",
-            "2.13",
-            {
-                "connect": "4.0",
-                "context": "4.0",
-                "parser": "4.1",
-                "procedures": "4.0",
-                "scala": "2.13",
-                "session": "4.0",
-            },
-        ),
-        (
-            "4.2.0",
-            "2.13",
-            {
-                "connect": "4.0",
-                "context": "4.0",
-                "parser": "4.1",
-                "procedures": "4.0",
-                "scala": "2.13",
-                "session": "4.0",
-            },
-        ),
-        (
-            "4.3.0",
-            "2.13",
-            {
-                "connect": "4.0",
-                "context": "4.0",
-                "parser": "4.3",
-                "procedures": "4.0",
-                "scala": "2.13",
-                "session": "4.0",
-            },
-        ),
-        (
-            "4.3.1.dev0",
-            "2.13",
-            {
-                "connect": "4.0",
-                "context": "4.0",
-                "parser": "4.3",
-                "procedures": "4.0",
-                "scala": "2.13",
-                "session": "4.0",
-            },
-        ),
+        ("3.5.0", "2.12", SPARK_35),
+        ("3.5.9", "2.12", SPARK_35),
+        ("4.0.1", "2.13", SPARK_40),
+        ("4.1.4", "2.13", SPARK_41),
+        ("4.2.0", "2.13", SPARK_41),
+        ("4.3.0", "2.13", SPARK_43),
+        ("4.3.1.dev0", "2.13", SPARK_43),
     ],
 )
 def test_each_aspect_takes_the_newest_variant_not_above_the_installed_version(

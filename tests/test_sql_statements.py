@@ -21,28 +21,12 @@ from pyspark.sql import SparkSession  # noqa: E402
 from sparklock import messages  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.contract import assert_records_match  # noqa: E402
+from tests.support.show_locks_columns import BASIC, EXPLAIN, EXTENDED  # noqa: E402
 from tests.support.spark import SparkSpec  # noqa: E402
 from tests.support.spark_versions import needs_spark  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
 
-BASIC = ["name", "mode", "state"]
-EXTENDED = [
-    "name",
-    "mode",
-    "query_id",
-    "lock_time",
-    "lock_type",
-    "query_string",
-    "client",
-    "user",
-    "state",
-    "blocked_by",
-    "acquired_at",
-    "wait_since",
-    "agent",
-]
-EXPLAIN = ["name", "mode"]
 
 # Partition values that need Hive's escaping, and the display names Hive gives them.
 ODD_VALUES = {

@@ -42,17 +42,23 @@ def _zookeeper(request, settings: LockSettings) -> LockManager:
     return ZooKeeperLockManager.connect(address, namespace, settings=settings)
 
 
-@pytest.fixture(params=["embedded", "zookeeper"])
-def manager(request):
-    """A manager of each kind, on the queue policy unless a request says otherwise."""
-    m = EmbeddedLockManager(QUEUE) if request.param == "embedded" else _zookeeper(request, QUEUE)
-    yield m
+def _unlock_and_close(m: LockManager) -> None:
+    """After a test: whatever ``m`` still holds is unlocked (a failed test leaves no lock behind
+    for the next one on the shared server), then ``m`` is closed."""
     for info in m.list_locks():
         try:
             m.unlock(info.obj)
         except NotLockedError:
             pass
     m.close()
+
+
+@pytest.fixture(params=["embedded", "zookeeper"])
+def manager(request):
+    """A manager of each kind, on the queue policy unless a request says otherwise."""
+    m = EmbeddedLockManager(QUEUE) if request.param == "embedded" else _zookeeper(request, QUEUE)
+    yield m
+    _unlock_and_close(m)
 
 
 class Waiter:
@@ -212,12 +218,7 @@ def zk_manager(request):
 
     yield make
     for m in made:
-        for info in m.list_locks():
-            try:
-                m.unlock(info.obj)
-            except NotLockedError:
-                pass
-        m.close()
+        _unlock_and_close(m)
 
 
 def foreign_view(m) -> list[LockInfo]:

@@ -16,6 +16,8 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from tests.support.driver import Driver  # noqa: E402
 from tests.support.locks import wait_for  # noqa: E402
+from tests.support.sessions import conf_for_manager, new_session  # noqa: E402
+from tests.support.show_locks_columns import EXTENDED  # noqa: E402
 from tests.support.spark import SparkSpec, zookeeper_conf  # noqa: E402
 
 pytestmark = [
@@ -32,13 +34,6 @@ SPARK = SparkSpec(
 PATIENT = {"spark.sparklock.lock.numRetries": "300", "spark.sparklock.lock.retryInterval": "100ms"}
 #: a budget that runs out while the test watches (LOCK_CONFLICT after 2 s)
 SHORT = {"spark.sparklock.lock.numRetries": "20", "spark.sparklock.lock.retryInterval": "100ms"}
-
-
-def session(spark: SparkSession, conf: dict[str, str]) -> SparkSession:
-    s = spark.newSession()
-    for k, v in conf.items():
-        s.conf.set(k, v)
-    return s
 
 
 def extended(s: SparkSession, target: str = "t") -> list[dict[str, str]]:
@@ -74,19 +69,17 @@ class Statement:
 
 @pytest.fixture(params=["embedded", "zookeeper"])
 def manager_conf(request) -> dict[str, str]:
-    if request.param == "embedded":
-        return {"spark.sparklock.manager": "embedded"}
-    address = request.getfixturevalue("zk_server").address
-    return zookeeper_conf(address, f"sparklock_waiting_{uuid.uuid4().hex[:8]}")
+    zk_address = lambda: request.getfixturevalue("zk_server").address  # noqa: E731
+    return conf_for_manager(request.param, zk_address, "sparklock_waiting_")
 
 
 @pytest.mark.parametrize("policy", ["queue", "retry"])
 @pytest.mark.parametrize("ending", ["grant", "cancel", "refusal"])
 def test_another_session_sees_the_waiter_until_its_wait_ends(spark, manager_conf, policy, ending):
     common = {**manager_conf, "spark.sparklock.lock.waitPolicy": policy}
-    holder = session(spark, common)
-    waiter = session(spark, {**common, **(SHORT if ending == "refusal" else PATIENT)})
-    observer = session(spark, common)
+    holder = new_session(spark, common)
+    waiter = new_session(spark, {**common, **(SHORT if ending == "refusal" else PATIENT)})
+    observer = new_session(spark, common)
     holder.sql("LOCK TABLE t EXCLUSIVE")
     [lock] = extended(observer)
     group = f"wait-{uuid.uuid4().hex[:6]}"
@@ -136,22 +129,8 @@ def other_driver(tmp_path_factory, zk_server):
 def driver_rows(driver: Driver, sql: str = "SHOW LOCKS t EXTENDED") -> list[dict[str, str]]:
     answer = driver.sql(sql)
     assert answer["ok"], answer
-    names = [  # SHOW LOCKS EXTENDED's columns (the driver answers values only)
-        "name",
-        "mode",
-        "query_id",
-        "lock_time",
-        "lock_type",
-        "query_string",
-        "client",
-        "user",
-        "state",
-        "blocked_by",
-        "acquired_at",
-        "wait_since",
-        "agent",
-    ]
-    return [dict(zip(names, r, strict=True)) for r in answer["rows"]]
+    # the driver answers values only: named by SHOW LOCKS EXTENDED's columns
+    return [dict(zip(EXTENDED, r, strict=True)) for r in answer["rows"]]
 
 
 @pytest.mark.parametrize("policy", ["queue", "retry"])
@@ -165,7 +144,7 @@ def test_another_driver_sees_the_waiter(spark, other_driver, zk_server, policy):
         assert other_driver.sql(f"SET {k}={v}")["ok"]
     assert other_driver.sql("LOCK TABLE t EXCLUSIVE")["ok"]
     [lock] = driver_rows(other_driver)
-    waiter = session(spark, {**conf, **PATIENT})
+    waiter = new_session(spark, {**conf, **PATIENT})
     insert = Statement(waiter, "INSERT INTO t VALUES (2)", f"wait-{uuid.uuid4().hex[:6]}")
     assert wait_for(lambda: waiting(driver_rows(other_driver)), 20), driver_rows(other_driver)
     [row] = waiting(driver_rows(other_driver))

@@ -21,6 +21,7 @@ from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest, LockType
 from sparklock.objects import LockObject
 from sparklock.zksecurity import ACL_KEY, AUTH, AUTH_PASSWORD
+from tests.support.zk_managers import closing_managers, manager_conf
 from tests.support.zk_security import sasl_server
 from tests.support.zk_tree import is_lock
 
@@ -45,13 +46,7 @@ def auth_zk(tmp_path_factory):
 
 
 def conf(server, namespace: str, **extra: str) -> dict[str, str]:
-    return {
-        "spark.sparklock.manager": "zookeeper",
-        "spark.sparklock.zookeeper.quorum": server.address,
-        "spark.sparklock.zookeeper.namespace": namespace,
-        "spark.sparklock.lock.numRetries": "1",
-        **extra,
-    }
+    return manager_conf(server.address, namespace, **extra)
 
 
 def alice_digest(server, namespace: str, acl: str = "creator") -> dict[str, str]:
@@ -62,16 +57,8 @@ def alice_digest(server, namespace: str, acl: str = "creator") -> dict[str, str]
 
 @pytest.fixture
 def managers() -> Iterator:
-    made: list[ZooKeeperLockManager] = []
-
-    def make(settings: dict[str, str]) -> ZooKeeperLockManager:
-        manager = ZooKeeperLockManager(SparkLockConfig.from_conf(settings))
-        made.append(manager)
-        return manager
-
-    yield make
-    for m in made:
-        m.close()
+    with closing_managers() as make:
+        yield make
 
 
 @pytest.fixture

@@ -23,8 +23,9 @@ from sparklock.managers.zookeeper.polling import PollingHandler
 from sparklock.managers.zookeeper.transport import children_of, create, multi_failure
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
+from tests.support.zk_requests import packets
 from tests.support.zk_tree import inspecting, znodes
-from tests.support.zookeeper import ZooKeeperServer, four_letter
+from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.zookeeper
 
@@ -55,13 +56,6 @@ def manager(server, ns):
 def other(server):
     with inspecting(server.address) as client:
         yield client
-
-
-def packets(server) -> int:
-    text = four_letter(server.port, "mntr")
-    return int(
-        dict(ln.split("\t", 1) for ln in text.splitlines() if "\t" in ln)["zk_packets_received"]
-    )
 
 
 @contextlib.contextmanager
@@ -104,12 +98,12 @@ def test_writes_waiting_meanwhile_leave_as_one_multi(server, manager, other, ns)
     calls = [
         lambda k=k: transport.commit([create(f"{root}/n{k}", b"x")], "test") for k in range(THREADS)
     ]
-    before = packets(server)
+    before = packets(server.port)
     with lined_up(transport.lanes.writes, THREADS):
         threads, results = in_threads(calls)
     for t in threads:
         t.join(30)
-    assert packets(server) - before - 1 == 1  # one multi (the probe itself is one packet)
+    assert packets(server.port) - before - 1 == 1  # one multi (the probe itself is one packet)
     assert results == [[f"{root}/n{k}"] for k in range(THREADS)]
     assert sorted(other.get_children(root)) == [f"n{k}" for k in range(THREADS)]
 
@@ -120,13 +114,13 @@ def test_a_failed_merged_multi_answers_each_by_its_own_outcome(server, manager, 
     other.ensure_path(root)
     paths = [f"{root}/a", f"{root}/missing/b", f"{root}/c"]
     calls = [lambda p=p: transport.commit([create(p, b"x")], "test") for p in paths]
-    before = packets(server)
+    before = packets(server.port)
     with lined_up(transport.lanes.writes, len(paths)):
         threads, results = in_threads(calls)
     for t in threads:
         t.join(30)
     # the merged multi fails on b; each is sent again alone
-    assert packets(server) - before - 1 == 1 + len(paths)
+    assert packets(server.port) - before - 1 == 1 + len(paths)
     assert results[0] == [paths[0]] and results[2] == [paths[2]]
     assert isinstance(multi_failure(results[1]), NoNodeError)
     assert sorted(other.get_children(root)) == ["a", "c"]
@@ -143,12 +137,12 @@ def test_reads_waiting_meanwhile_leave_as_one_multi_read(server, manager, other,
         lambda k=k: transport.read([children_of(f"{root}/r{k}"), children_of(f"{root}/none")], "t")
         for k in range(THREADS)
     ]
-    before = packets(server)
+    before = packets(server.port)
     with lined_up(transport.lanes.reads, THREADS):
         threads, results = in_threads(calls)
     for t in threads:
         t.join(30)
-    assert packets(server) - before - 1 == 1
+    assert packets(server.port) - before - 1 == 1
     for k, (children, missing) in enumerate(results):
         assert sorted(children) == [f"c{j}" for j in range(k)]
         assert isinstance(missing, NoNodeError)
@@ -197,13 +191,13 @@ def test_shared_cycles_of_many_threads_are_merged(server, manager, other, ns):
                 [LockRequest(partition, LockMode.SHARED)], owner=f"t{t}", query_id=f"q{t}_{i}"
             ).release()
 
-    before = packets(server)
+    before = packets(server.port)
     threads = [threading.Thread(target=work, args=(t,)) for t in range(threads_n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(120)
-    requests = packets(server) - before - 1
+    requests = packets(server.port) - before - 1
     # alone, a cycle costs two or three requests (create, grant check unless first, delete)
     assert requests < 2 * threads_n * cycles
     assert [p for p in znodes(other, f"/{ns}")] == []
@@ -250,12 +244,12 @@ def test_reads_sent_behind_a_write_see_what_it_wrote(server, manager, other, ns)
         )
         for n in names
     ]
-    before = packets(server)
+    before = packets(server.port)
     with lined_up(transport.lanes.writes, len(names)):
         threads, results = in_threads(calls)
     for t in threads:
         t.join(30)
-    assert packets(server) - before - 1 == 2  # one multi, the reads of all three right behind
+    assert packets(server.port) - before - 1 == 2  # one multi, the reads of all three right behind
     for n, (created, read) in zip(names, results, strict=True):
         assert created == [f"{root}/x/{n}"]
         assert read is not None and sorted(read[0]) == names  # the merged multi went first
@@ -272,13 +266,13 @@ def test_reads_behind_a_failed_merged_write_follow_each_write_alone(server, mana
         )
         for d, n in wanted
     ]
-    before = packets(server)
+    before = packets(server.port)
     with lined_up(transport.lanes.writes, len(wanted)):
         threads, results = in_threads(calls)
     for t in threads:
         t.join(30)
     # merged multi + merged reads, then each multi and its reads again on their own
-    assert packets(server) - before - 1 == 2 + 2 * len(wanted)
+    assert packets(server.port) - before - 1 == 2 + 2 * len(wanted)
     (a, a_read), (b, b_read), (c, c_read) = results
     assert a == [f"{root}/x/a"] and c == [f"{root}/x/c"]
     assert isinstance(multi_failure(b), NoNodeError)

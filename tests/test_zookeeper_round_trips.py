@@ -14,8 +14,9 @@ from sparklock.config import LockSettings
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest, WaitPolicy
 from sparklock.objects import LockObject
+from tests.support.zk_requests import counted, packets
 from tests.support.zk_tree import inspecting, znodes
-from tests.support.zookeeper import ZooKeeperServer, four_letter
+from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.zookeeper
 
@@ -51,19 +52,6 @@ def other(server):
         yield client
 
 
-def packets(server) -> int:
-    text = four_letter(server.port, "mntr")
-    return int(
-        dict(ln.split("\t", 1) for ln in text.splitlines() if "\t" in ln)["zk_packets_received"]
-    )
-
-
-def counted(server, fn):
-    before = packets(server)
-    result = fn()
-    return result, packets(server) - before - 1  # the probe itself is one packet
-
-
 def take(m, *objs, mode=X, owner="o"):
     return m.acquire([LockRequest(o, mode) for o in objs], owner=owner, query_id="q")
 
@@ -76,8 +64,8 @@ def tree(client, root: str) -> list[str]:
 def test_steady_state_is_one_multi_each_way(server, manager, other, ns):
     take(manager, P1, P2).release()  # learns the tree (reads once)
     for _ in range(3):
-        held, lock_requests = counted(server, lambda: take(manager, P1, P2))
-        _, unlock_requests = counted(server, held.release)
+        held, lock_requests = counted(server.port, lambda: take(manager, P1, P2))
+        _, unlock_requests = counted(server.port, held.release)
         assert (lock_requests, unlock_requests) == (1, 1)
         assert tree(other, "/" + ns) == []
 
@@ -86,7 +74,7 @@ def test_a_node_created_by_someone_else_is_found_by_reading(server, manager, oth
     root = "/" + ns
     take(manager, P1).release()  # we deleted default/: next time we would create it unread
     other.create(f"{root}/default/t/p=9", makepath=True)
-    held, lock_requests = counted(server, lambda: take(manager, P1))
+    held, lock_requests = counted(server.port, lambda: take(manager, P1))
     # the guess (refused by the server), the read, the multi, and the grant check of the
     # database and table nodes (their locks are not their first children)
     assert lock_requests == 4
@@ -110,7 +98,7 @@ def test_someone_else_below_a_fresh_node_keeps_it(server, manager, other, ns):
     root = "/" + ns
     held = take(manager, P1)  # creates default/, t/ and p=1/ itself
     other.create(f"{root}/default/t/p=7/LOCK-SHARED-", b"hive", sequence=True, makepath=True)
-    _, unlock_requests = counted(server, held.release)
+    _, unlock_requests = counted(server.port, held.release)
     assert unlock_requests == 3  # the unread multi (refused: t/ is not empty), the read, the multi
     assert [p for p in tree(other, root) if "LOCK" not in p] == [
         "/default",
@@ -207,12 +195,12 @@ def test_threads_of_one_process_do_not_delete_nodes_under_each_other(server, man
             errors.append(exc)
 
     workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
-    before = packets(server)
+    before = packets(server.port)
     for w in workers:
         w.start()
     for w in workers:
         w.join(120)
-    per_cycle = (packets(server) - before) / (threads * cycles)
+    per_cycle = (packets(server.port) - before) / (threads * cycles)
     assert not errors
     assert tree(other, "/" + ns) == []
     assert per_cycle < 6, f"{per_cycle:.1f} requests per lock+unlock cycle"

@@ -21,6 +21,7 @@ from sparklock.managers.embedded import EmbeddedLockManager
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
 from sparklock.policy import escalate
+from tests.support.zk_requests import counted
 
 from . import common
 
@@ -66,8 +67,8 @@ def measure(manager, requests_of, sizes, rounds, port=None) -> dict[int, dict[st
             acquire = functools.partial(
                 manager.acquire, requests_of(n), owner="bench", query_id=f"count{n}"
             )
-            held, row["lock_req"] = common.counted(port, acquire)
-            _, row["unlock_req"] = common.counted(port, held.release)
+            held, row["lock_req"] = counted(port, acquire)
+            _, row["unlock_req"] = counted(port, held.release)
         out[n] = row
     return out
 

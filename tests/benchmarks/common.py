@@ -19,7 +19,8 @@ from pathlib import Path
 
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from tests.support.hive_harness import JVM_OPTIONS, build_harness, missing_requirements
-from tests.support.zookeeper import CLASSPATH, ZooKeeperServer, four_letter
+from tests.support.zk_requests import mntr
+from tests.support.zookeeper import CLASSPATH, ZooKeeperServer
 
 HERE = Path(__file__).resolve().parent
 BENCH_SOURCE = HERE / "HiveLockBench.java"
@@ -44,26 +45,8 @@ def zookeeper() -> Iterator[ZooKeeperServer]:
         server.cleanup()
 
 
-def mntr(port: int) -> dict[str, str]:
-    text = four_letter(port, "mntr")
-    return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
-
-
-def packets(port: int) -> int:
-    """The server's ``zk_packets_received`` (every request; the mntr probe itself counts one)."""
-    return int(mntr(port)["zk_packets_received"])
-
-
 def znodes(port: int) -> int:
     return int(mntr(port)["zk_znode_count"])
-
-
-def counted(port: int, fn: Callable[[], object]) -> tuple[object, int]:
-    """Run ``fn`` and return its result and the ZooKeeper requests it sent."""
-    before = packets(port)
-    result = fn()
-    after = packets(port)
-    return result, after - before - 1
 
 
 # -- the Hive side -------------------------------------------------------------------------------

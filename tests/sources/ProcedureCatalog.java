@@ -56,11 +56,22 @@ public final class ProcedureCatalog
     return new Identifier[] {Identifier.of(sys, "touch"), Identifier.of(sys, "row_count")};
   }
 
-  /** touch(table STRING): does nothing to the table but count the call. */
-  private static final class Touch implements UnboundProcedure, BoundProcedure {
+  /**
+   * A procedure of one argument, {@code table STRING}, bound as it is: what touch and row_count
+   * share (they differ in their name, their determinism and what a call does).
+   */
+  private abstract static class TableProcedure implements UnboundProcedure, BoundProcedure {
+    private final String name;
+    private final boolean deterministic;
+
+    TableProcedure(String name, boolean deterministic) {
+      this.name = name;
+      this.deterministic = deterministic;
+    }
+
     @Override
     public String name() {
-      return "touch";
+      return name;
     }
 
     @Override
@@ -75,7 +86,14 @@ public final class ProcedureCatalog
 
     @Override
     public boolean isDeterministic() {
-      return true;
+      return deterministic;
+    }
+  }
+
+  /** touch(table STRING): does nothing to the table but count the call. */
+  private static final class Touch extends TableProcedure {
+    Touch() {
+      super("touch", true);
     }
 
     @Override
@@ -86,29 +104,13 @@ public final class ProcedureCatalog
   }
 
   /** row_count(table STRING): counts the table's rows with a query of its own. */
-  private static final class RowCount implements UnboundProcedure, BoundProcedure {
+  private static final class RowCount extends TableProcedure {
     private static final StructType RESULT = new StructType()
         .add("table_name", DataTypes.StringType)
         .add("row_count", DataTypes.LongType);
 
-    @Override
-    public String name() {
-      return "row_count";
-    }
-
-    @Override
-    public BoundProcedure bind(StructType inputType) {
-      return this;
-    }
-
-    @Override
-    public ProcedureParameter[] parameters() {
-      return new ProcedureParameter[] {ProcedureParameter.in("table", DataTypes.StringType).build()};
-    }
-
-    @Override
-    public boolean isDeterministic() {
-      return false;
+    RowCount() {
+      super("row_count", false);
     }
 
     @Override

@@ -20,7 +20,7 @@ import scala.collection.immutable.Seq;
  * <p>Its SQL metric {@value #LOCK_WAIT_METRIC} shows in the SQL tab's plan how long the
  * statement waited for its locks (a driver-side metric, posted once the locks are granted).
  */
-public class SparkLockExec extends SingleChildExec {
+public class SparkLockExec extends SingleChildExec implements OneFieldNode {
   private static final long serialVersionUID = 1L;
 
   static final String LOCK_WAIT_METRIC = "lock wait time";
@@ -143,21 +143,8 @@ public class SparkLockExec extends SingleChildExec {
   }
 
   @Override
-  public int productArity() {
-    return 1;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    if (n == 0) {
-      return child;
-    }
-    throw new IndexOutOfBoundsException(String.valueOf(n));
-  }
-
-  @Override
-  public boolean canEqual(Object that) {
-    return that instanceof SparkLockExec;
+  public Object onlyField() {
+    return child;
   }
 
   @Override

@@ -123,7 +123,7 @@ final class ProcedureCalls {
    * analyzer resolves and binds; the node itself is never resolved, so it never outlives analysis:
    * it becomes the procedure's result, or the analyzer reports the call's error.
    */
-  static final class CallUnderLock extends LogicalPlan {
+  static final class CallUnderLock extends LogicalPlan implements OneFieldNode {
     private final Call call;
 
     CallUnderLock(Call call) {
@@ -178,21 +178,8 @@ final class ProcedureCalls {
     }
 
     @Override
-    public int productArity() {
-      return 1;
-    }
-
-    @Override
-    public Object productElement(int n) {
-      if (n == 0) {
-        return call;
-      }
-      throw new IndexOutOfBoundsException(String.valueOf(n));
-    }
-
-    @Override
-    public boolean canEqual(Object that) {
-      return that instanceof CallUnderLock;
+    public Object onlyField() {
+      return call;
     }
 
     @Override
