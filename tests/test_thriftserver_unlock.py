@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.servers import ServerProcess, beeline, rows
+from tests.support.show_locks_columns import EXTENDED
 from tests.test_thriftserver import server_conf
 
 pytestmark = pytest.mark.spark
@@ -39,7 +40,7 @@ def ok(r) -> None:
 def held(server) -> list[tuple[str, str, str]]:
     """(mode, lock_type, user) of every lock on t, as SHOW LOCKS EXTENDED lists them."""
     shown = rows(beeline(server.port, "root", "SHOW LOCKS t EXTENDED"))
-    return [(x[1], x[4], x[7]) for x in shown if len(x) == 8]
+    return [(x[1], x[4], x[7]) for x in shown if len(x) == len(EXTENDED)]
 
 
 def test_another_users_unlock_is_refused_naming_the_owner(server):
@@ -88,6 +89,6 @@ def test_query_text_settings_are_per_session(server, settings, expected):
     ok(beeline(server.port, "erin", f"{settings}; LOCK TABLE t SHARED /* 'literal' */"))
     try:
         shown = rows(beeline(server.port, "root", "SHOW LOCKS t EXTENDED"))
-        assert [x[5] for x in shown if len(x) == 8] == [expected]
+        assert [x[5] for x in shown if len(x) == len(EXTENDED)] == [expected]
     finally:
         ok(beeline(server.port, "erin", "UNLOCK TABLE t"))
