@@ -527,7 +527,8 @@ def test_a_sparklock_waiter_behind_hive_is_listed_and_hive_reads_its_data(
     hive.query("hive_q_w", "INSERT OVERWRITE TABLE t SELECT 1")
     assert hive.lock("default@t", "EXCLUSIVE").granted
     manager = make_spark_manager(zk_server, zk_namespace, wait_policy)
-    settings = LockSettings(num_retries=50, retry_interval=0.2, wait_policy=wait_policy)
+    # a budget (40 s) the test does not reach, even on a loaded machine
+    settings = LockSettings(num_retries=200, retry_interval=0.2, wait_policy=wait_policy)
     got: dict[str, object] = {}
 
     def waiter() -> None:
@@ -552,8 +553,9 @@ def test_a_sparklock_waiter_behind_hive_is_listed_and_hive_reads_its_data(
                 if i.state.value == "WAITING" and i.data.query_id == "spark_q_wait"
             ]
 
-        assert wait_for_true(waiting_rows)
-        [row] = waiting_rows()
+        seen: list = []
+        assert wait_for_true(lambda: seen.extend(waiting_rows()) or seen)
+        [row] = seen
         assert row.blocked_by == ("EXCLUSIVE default@t query_id=hive_q_w",)
         shown = [(r.name, r.mode, r.query_id) for r in hive.show()]
         if wait_policy is WaitPolicy.RETRY:
