@@ -142,3 +142,32 @@ def test_the_clock_moves_only_with_other_clients_writes(client, zk, zk_namespace
     assert moved is not None and moved != start
     client.delete(f"{root}/a")
     assert clock.reading() == moved
+
+
+@pytest.mark.zookeeper
+def test_the_clock_counts_a_managers_merged_writes(zk_server, zk, zk_namespace):
+    """The manager's writes leave through its coalescing lanes (answer objects of their own):
+    they are counted as ours, so locking and unlocking alone never moves the clock."""
+    from sparklock.config import LockSettings
+    from sparklock.managers.zookeeper import ZooKeeperLockManager
+    from sparklock.managers.zookeeper.clock import clock_of
+    from sparklock.model import LockRequest
+
+    manager = ZooKeeperLockManager.connect(zk_server.address, zk_namespace, settings=LockSettings())
+    try:
+        clock = clock_of(manager.transport.client())
+        partition = LockObject.of_partition("db", "t", {"p": "1"})
+        manager.acquire(
+            [LockRequest(partition, LockMode.SHARED)], owner="o", query_id="q0"
+        ).release()
+        start = clock.reading()
+        assert start is not None
+        for mode in (LockMode.SHARED, LockMode.EXCLUSIVE):
+            manager.acquire([LockRequest(partition, mode)], owner="o", query_id="q").release()
+        manager.list_locks()
+        assert clock.reading() == start
+        zk.create(f"/{zk_namespace}/foreign")
+        manager.list_locks()  # the next answer tells the manager's client the newest zxid
+        assert clock.reading() not in (None, start)
+    finally:
+        manager.close()

@@ -59,32 +59,12 @@ class WriteClock:
                 return original(request, async_object)
             with self._guard:
                 self._started += 1
-            self._count_answer(async_object)
-            return original(request, async_object)
+            return original(request, _Counted(self, async_object))
 
         client._call = call  # type: ignore[method-assign]
 
-    def _count_answer(self, async_object: Any) -> None:
-        """Count the answer when kazoo's connection thread hands it over: after it recorded the
-        answer's zxid, before the caller wakes up (so the caller's next reading is valid)."""
-        set_value, set_exception = async_object.set, async_object.set_exception
-
-        def value(v: Any = None) -> None:
-            # a multi answers per operation; a refused one still took its zxid
-            ok = not isinstance(v, list) or all(
-                not isinstance(x, Exception) or isinstance(x, COMMITTED_REFUSALS) for x in v
-            )
-            self._answered(ok)
-            set_value(v)
-
-        def exception(e: BaseException) -> None:
-            self._answered(isinstance(e, COMMITTED_REFUSALS))
-            set_exception(e)
-
-        async_object.set = value
-        async_object.set_exception = exception
-
-    def _answered(self, committed: bool) -> None:
+    def answered(self, committed: bool) -> None:
+        """One write of ours has its answer (``committed``: it took a zxid)."""
         with self._guard:
             if committed:
                 self._succeeded += 1
@@ -113,6 +93,36 @@ class WriteClock:
         if started != finished or started_after != started:
             return None
         return f"zk-{id(self._client):x}:{zxid - succeeded}"
+
+
+class _Counted:
+    """The answer object handed to kazoo in place of the caller's: counts the answer when kazoo's
+    connection thread hands it over -- after kazoo recorded the answer's zxid, before the caller
+    wakes up (so the caller's next reading is valid) -- and passes it on.
+
+    A wrapper, not patched methods: the caller's object may not take new attributes (the merged
+    requests' answers of :mod:`.coalescing` have slots and read-only methods)."""
+
+    __slots__ = ("_clock", "_target")
+
+    def __init__(self, clock: WriteClock, target: Any) -> None:
+        self._clock = clock
+        self._target = target
+
+    def __bool__(self) -> bool:
+        return bool(self._target)  # kazoo answers only a truthy answer object
+
+    def set(self, value: Any = None) -> None:
+        # a multi answers per operation; a refused one still took its zxid
+        ok = not isinstance(value, list) or all(
+            not isinstance(x, Exception) or isinstance(x, COMMITTED_REFUSALS) for x in value
+        )
+        self._clock.answered(ok)
+        self._target.set(value)
+
+    def set_exception(self, exc: BaseException) -> None:
+        self._clock.answered(isinstance(exc, COMMITTED_REFUSALS))
+        self._target.set_exception(exc)
 
 
 _attach_lock = threading.Lock()
