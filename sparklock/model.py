@@ -104,8 +104,13 @@ def build_lock_set(
     for req in requests:
         add(req.obj, req.mode)
         if with_ancestors:
-            for anc in req.obj.ancestors():
-                add(anc, LockMode.SHARED)
+            # Up to the first ancestor already in the set: its own ancestors are too (every
+            # object added gets them), and SHARED changes nothing on an object already there. A
+            # wide read's thousands of partitions share their table's and database's entries.
+            node = req.obj.parent
+            while node is not None and node not in modes:
+                modes[node] = LockMode.SHARED
+                node = node.parent
     return LockSet(LockRequest(o, modes[o]) for o in sorted(modes, key=lambda o: o.sort_key))
 
 

@@ -318,6 +318,35 @@ class LockObject:
     def __str__(self) -> str:
         return self.name
 
+    # -- identity -----------------------------------------------------------------------------
+    # Lock sets, the embedded manager and the write epochs key dicts by objects, thousands per wide
+    # statement: the hash is computed once per object (the generated one hashed every field, the
+    # partition's pairs included, each time), equality looks at identity and the hash first.
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.database, self.table, self.partition, self.facet))
+            self.__dict__["_hash"] = cached
+        return cached
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return hash(self) == hash(other) and (
+            self.database,
+            self.table,
+            self.partition,
+            self.facet,
+        ) == (other.database, other.table, other.partition, other.facet)  # type: ignore[attr-defined]
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cached hash (string hashes differ between processes)."""
+        state = dict(self.__dict__)
+        state.pop("_hash", None)
+        return state
+
 
 @lru_cache(maxsize=8192)
 def _interned(

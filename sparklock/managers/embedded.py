@@ -65,6 +65,8 @@ class EmbeddedLockManager(LockManager):
     # -- grant rule helpers (call with the condition held) ------------------------------------
     def _blockers(self, entry: _Entry) -> list[_Entry]:
         siblings = self._entries.get(entry.obj, {})
+        if len(siblings) <= 1:  # only itself (the common case of a wide lock set): nothing blocks
+            return []
         by_key = {str(e.seq): e for e in siblings.values()}
 
         def own_explicit(c: Contender) -> bool:

@@ -6,8 +6,10 @@ the same session (same JVM, same caches): unlocked (``spark.sparklock.enabled=fa
 passes straight through), the embedded manager, the ZooKeeper manager (Hive's layout, on a
 ZooKeeper of its own on loopback), and the embedded manager without the re-listing of the files
 read after the grant (``spark.sparklock.read.refreshListing=false``), which shows its cost.
-The modes take turns round by round, so that drift hits them
-alike; times are medians, the ratio is the median of each round's locked / unlocked pair.
+Each locked mode runs in a block of its own, taking turns round by round with the unlocked run,
+so that drift hits both alike (switching managers between statements would make each re-list
+what it reads: a listing made under one manager's write clock is not known fresh under the
+other's); times are medians, the ratio is the median of each round's locked / unlocked pair.
 Statements: ``SELECT 1``, a pruned SELECT (one partition of 24), and a partitioned INSERT
 (``INSERT OVERWRITE ... PARTITION (ds=...) SELECT`` of one partition).
 
@@ -34,7 +36,8 @@ STATEMENTS = {
 }
 ROUNDS = {"SELECT 1": 40, "pruned SELECT (1 of 24 partitions)": 30, "partitioned INSERT": 30}
 QUICK_ROUNDS = {"SELECT 1": 15, "pruned SELECT (1 of 24 partitions)": 10, "partitioned INSERT": 6}
-WARMUP = 10  # rounds (of all three modes) before timing: Spark's JIT settles slowly
+#: untimed rounds first, of every mode per statement and of each block: Spark's JIT settles slowly
+WARMUP = 6
 MODES = ("unlocked", "embedded", "zookeeper", "embedded-nolist")
 #: embedded-nolist: embedded with spark.sparklock.read.refreshListing=false, to show what the
 #: re-listing of the files read after the grant costs
@@ -58,11 +61,30 @@ def set_mode(spark, mode: str) -> None:
         spark.conf.set("spark.sparklock.read.refreshListing", refresh)
 
 
+def _block(spark, sql: str, mode: str, rounds: int, pairs: list[tuple[float, float]]) -> None:
+    """One locked mode against the unlocked run, taking turns round by round (who goes first
+    alternates); appends ``(locked, unlocked)`` ms per round after ``WARMUP`` untimed ones.
+
+    Each locked mode has a block of its own: switching the lock manager between statements (no
+    user does that) would make every statement re-list what it reads, since a listing made
+    under one manager's write clock is not known fresh under the other's."""
+    for i in range(WARMUP + rounds):
+        order = ("unlocked", mode) if i % 2 else (mode, "unlocked")
+        pair: dict[str, float] = {}
+        for m in order:
+            set_mode(spark, m)
+            t0 = time.perf_counter()
+            spark.sql(sql).collect()
+            pair[m] = (time.perf_counter() - t0) * 1000
+        if i >= WARMUP:
+            pairs.append((pair[mode], pair["unlocked"]))
+
+
 def run(quick: bool = False) -> dict:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     rounds = QUICK_ROUNDS if quick else ROUNDS
     warehouse = tempfile.mkdtemp(prefix="sparklock-bench-warehouse-")
-    times: dict[tuple[str, str], list[float]] = {}
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
     try:
         with common.zookeeper() as zk:
             spark = session(warehouse, zk.address)
@@ -81,16 +103,12 @@ def run(quick: bool = False) -> dict:
                     "STRING), 2, '0')) FROM range(24000)"
                 )
                 for label, sql in STATEMENTS.items():
-                    for i in range(WARMUP + rounds[label]):
-                        k = i % len(MODES)
-                        order = MODES[k:] + MODES[:k]
-                        for mode in order:
+                    for _ in range(WARMUP):  # every mode once a round, untimed: JIT, caches
+                        for mode in MODES:
                             set_mode(spark, mode)
-                            t0 = time.perf_counter()
                             spark.sql(sql).collect()
-                            elapsed = (time.perf_counter() - t0) * 1000
-                            if i >= WARMUP:
-                                times.setdefault((label, mode), []).append(elapsed)
+                    for mode in MODES[1:]:
+                        _block(spark, sql, mode, rounds[label], times.setdefault((label, mode), []))
                     set_mode(spark, "unlocked")
             finally:
                 spark.stop()
@@ -103,21 +121,24 @@ def run(quick: bool = False) -> dict:
     rows = []
     result = {}
     for label in STATEMENTS:
-        unlocked = times[label, "unlocked"]
-        row = [label, common.fmt_ms(common.median(unlocked))]
+        row = [label]
         for mode in MODES[1:]:
-            locked = times[label, mode]
+            locked = common.median([t for t, _ in times[label, mode]])
+            unlocked = common.median([u for _, u in times[label, mode]])
             # paired: each round's locked run against the same round's unlocked one
-            r = common.median([a / b for a, b in zip(locked, unlocked, strict=True)])
-            result[label, mode] = (common.median(unlocked), common.median(locked), r)
-            row += [common.fmt_ms(common.median(locked)), f"{r:.3f}", f"{(r - 1) * 100:+.1f}%"]
+            r = common.median([t / u for t, u in times[label, mode]])
+            result[label, mode] = (unlocked, locked, r)
+            row += [
+                f"{common.fmt_ms(locked)} / {common.fmt_ms(unlocked)}",
+                f"{r:.3f}",
+                f"{(r - 1) * 100:+.1f}%",
+            ]
         rows.append(row)
     common.print_table(
-        "4. End-to-end in Spark (local[2]): statement time, locked vs unlocked (ms, median; "
-        "ratio = median of per-round locked / unlocked)",
+        "4. End-to-end in Spark (local[2]): statement time, locked / unlocked in the same block "
+        "(ms, median; ratio = median of per-round locked / unlocked)",
         [
             "statement",
-            "unlocked",
             "embedded",
             "ratio",
             "overhead",

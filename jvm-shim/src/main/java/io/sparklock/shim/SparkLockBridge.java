@@ -149,6 +149,7 @@ public final class SparkLockBridge {
     }
     String answer;
     long start = System.nanoTime();
+    CallbackSockets.noDelay(cb);
     try {
       switch (method) {
         case "acquire":
