@@ -76,6 +76,11 @@ def manager_for(name: str, conf: dict[str, str]) -> ZooKeeperLockManager:
     return ZooKeeperLockManager(SparkLockConfig.from_conf(full))
 
 
+def run(quick: bool = False) -> None:
+    """Entry of ``python3 -m tests.benchmarks.run security``."""
+    main(["--quick"] if quick else [])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")

@@ -26,6 +26,7 @@ BENCHMARKS = {
     "spark": "bench_spark",
     "wide": "bench_wide",
     "wide-read": "bench_wide_read",
+    "security": "bench_security",
 }
 
 
