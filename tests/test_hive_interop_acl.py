@@ -8,8 +8,6 @@ sparklock created: the README's Security section says so, this shows it.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from sparklock.config import SparkLockConfig
@@ -24,6 +22,7 @@ from tests.support.hive_harness import (
     build_harness,
     missing_requirements,
 )
+from tests.support.sasl import needs_pure_sasl
 from tests.support.zk_managers import closing_managers, manager_conf
 from tests.support.zk_security import sasl_server
 
@@ -94,10 +93,7 @@ def test_under_creator_hive_sees_sparklock_locks_but_cannot_lock_below_them(hive
     spark.release(held)
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("puresasl") is None,
-    reason="pure-sasl not installed (kazoo's SASL support; setup.cfg installs it)",
-)
+@needs_pure_sasl
 def test_under_creator_hive_with_the_same_sasl_identity_locks_as_a_peer(tmp_path, zk_namespace):
     """Hive's ZooKeeper client logs in with SASL from a JAAS ``Client`` section: as the same
     identity as sparklock, ``creator`` nodes are its own too and the two interoperate."""

@@ -9,6 +9,7 @@ import pytest
 from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError
 from sparklock.zksecurity import ACL_KEY, AUTH, AUTH_PASSWORD, SSL_CERT
+from tests.support.sasl import needs_pure_sasl
 
 
 def parsed(conf: dict[str, str]):
@@ -32,7 +33,7 @@ def test_digest_identity_and_creator_acl_as_kazoo_options():
     assert "pw" not in repr(sec) and sec.describe() == "tls=off, auth=digest:alice, acl=creator"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("puresasl") is None, reason="pure-sasl missing")
+@needs_pure_sasl
 def test_sasl_digest_md5_options_are_fresh_each_time():
     sec = parsed({AUTH: "sasl:digest-md5:alice", AUTH_PASSWORD: "pw"})
     first = sec.kazoo_options()["sasl_options"]

@@ -6,7 +6,6 @@ no server setup). Managers authenticate as alice; raw kazoo clients play the oth
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Iterator
 
@@ -21,6 +20,7 @@ from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest, LockType
 from sparklock.objects import LockObject
 from sparklock.zksecurity import ACL_KEY, AUTH, AUTH_PASSWORD
+from tests.support.sasl import needs_pure_sasl
 from tests.support.zk_managers import closing_managers, manager_conf
 from tests.support.zk_security import sasl_server
 from tests.support.zk_tree import is_lock
@@ -31,10 +31,6 @@ SASL_USERS = {"alice": "alice-sasl-secret", "bob": "bob-sasl-secret"}
 DIGEST_PASSWORD = "alice-digest-secret"
 T = LockObject.of_table("default", "t")
 P1 = LockObject.of_partition("default", "t", {"p": "1"})
-needs_sasl = pytest.mark.skipif(
-    importlib.util.find_spec("puresasl") is None,
-    reason="pure-sasl not installed (kazoo's SASL support; setup.cfg installs it)",
-)
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +216,7 @@ def test_creator_needs_an_identity():
     assert ACL_KEY in str(err.value) and AUTH in str(err.value)
 
 
-@needs_sasl
+@needs_pure_sasl
 def test_sasl_digest_md5_creator_acl(auth_zk, managers, kazoo_as, zk_namespace):
     settings = conf(
         auth_zk,
@@ -240,7 +236,7 @@ def test_sasl_digest_md5_creator_acl(auth_zk, managers, kazoo_as, zk_namespace):
     assert alice.list_locks() == []
 
 
-@needs_sasl
+@needs_pure_sasl
 def test_wrong_sasl_password_fails_at_once_naming_the_key(auth_zk, managers, zk_namespace, caplog):
     secret = "not-alices-password"
     settings = conf(

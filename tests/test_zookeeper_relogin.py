@@ -7,8 +7,6 @@ another password file.
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from sparklock.config import SparkLockConfig
@@ -18,14 +16,12 @@ from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
 from sparklock.zksecurity import AUTH, AUTH_PASSWORD
 from tests.support.locks import wait_for
+from tests.support.sasl import needs_pure_sasl
 from tests.support.zk_security import sasl_server
 
 pytestmark = [
     pytest.mark.zookeeper,
-    pytest.mark.skipif(
-        importlib.util.find_spec("puresasl") is None,
-        reason="pure-sasl not installed (kazoo's SASL support; setup.cfg installs it)",
-    ),
+    needs_pure_sasl,
 ]
 
 T = LockObject.of_table("default", "t")
