@@ -18,7 +18,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 
 from ... import telemetry
 from ...errors import LockManagerUnavailableError, SparkLockError
-from .layout import deepest_first, object_paths
+from .layout import counts_below, deepest_first
 from .owners import OwnerRegistry
 from .session import TRANSIENT_ERRORS
 from .transport import (
@@ -35,7 +35,7 @@ from .transport import (
 from .wide_release import remove_wide
 
 if TYPE_CHECKING:
-    from .creation import TreeHints
+    from .tree_hints import TreeHints
 
 log = logging.getLogger("sparklock.zookeeper")
 
@@ -44,15 +44,6 @@ CLEANUP_MULTIS = 3
 
 #: What a removal could not delete, and the last error.
 Failed = tuple[list[str], BaseException | None]
-
-
-def counts_below(paths: Iterable[str]) -> dict[str, int]:
-    """Per object node, how many of the lock nodes ``paths`` are at or below it."""
-    counts: dict[str, int] = {}
-    for p in paths:
-        for obj in object_paths(p):
-            counts[obj] = counts.get(obj, 0) + 1
-    return counts
 
 
 @dataclass(eq=False)

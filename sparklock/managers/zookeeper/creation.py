@@ -9,30 +9,33 @@ their unique data.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.protocol.serialization import Create
+from kazoo.security import OPEN_ACL_UNSAFE
 
 from ...errors import LockManagerUnavailableError
-from ...model import LockData, LockRequest, LockType
+from ...model import LockData, LockMode, LockRequest, LockType
 from .layout import LOCK_PREFIX, unique_lock_time
 from .owners import OwnerRegistry
 from .session import TRANSIENT_ERRORS
 from .transport import (
+    EPHEMERAL,
+    MULTI_BYTES,
+    SEQUENCE,
     NotConnected,
     Transport,
     WriteOp,
     batches,
     children_of,
-    create,
     data_of,
     multi_failure,
     node_data,
 )
+from .tree_hints import Parts, TreeHints, needed_nodes
 
 if TYPE_CHECKING:
     from .cleanup import Cleanup
@@ -41,11 +44,10 @@ log = logging.getLogger("sparklock.zookeeper")
 
 #: How often a create is redone when a concurrent create/cleanup changed the tree under it.
 MAX_TREE_RACES = 50
-#: Object nodes remembered as deleted by us (so the next lock set can create them unread).
-ABSENT_HINTS = 1024
 
-#: Path components below ``/`` (the namespace root's included) of an object node.
-Parts = tuple[str, ...]
+
+def _components(path: str) -> Parts:
+    return tuple(p for p in path.split("/") if p)
 
 
 @dataclass
@@ -62,76 +64,17 @@ class LockNode:
     #: its object node's children, read right behind the create (the grant check's read, one
     #: round trip sooner); None when not read along
     siblings: list[str] | None = None
+    #: the lock's object node (``path`` without its last component; given by the creator,
+    #: which has it at hand, else derived)
+    object_path: str = ""
 
-    @property
-    def object_path(self) -> str:
-        return self.path.rsplit("/", 1)[0]
+    def __post_init__(self) -> None:
+        if not self.object_path:
+            self.object_path = self.path.rsplit("/", 1)[0]
 
 
 class Raced(Exception):
     """The tree changed between our read and our multi (NodeExists / NoNode): redo."""
-
-
-class TreeHints:
-    """What this process knows about the tree without reading it.
-
-    Only ever a guess that a multi verifies (a wrong one costs the multi, then the read): the
-    namespace root exists once a create succeeded; object nodes we deleted stay absent until
-    seen again; a node with a lock of ours below it exists.
-    """
-
-    def __init__(self, root_parts: Parts, owners: OwnerRegistry) -> None:
-        self.root_parts = root_parts
-        self.owners = owners
-        self.root_known = False
-        self.absent: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def known_existing(self, needed: Iterable[Parts]) -> set[Parts] | None:
-        """Which of ``needed`` exist, if this process knows for every one of them; else None."""
-        existing: set[Parts] = set()
-        with self._lock:
-            if not self.absent and not self.root_known:
-                return None
-            for parts in needed:
-                path = "/" + "/".join(parts)
-                if parts == self.root_parts:
-                    if not self.root_known:
-                        return None
-                    existing.add(parts)
-                elif self.owners.local_count(path) > 0:
-                    existing.add(parts)  # a lock of ours below it: it exists
-                elif not any(
-                    "/" + "/".join(parts[:depth]) in self.absent
-                    for depth in range(len(self.root_parts) + 1, len(parts) + 1)
-                ):
-                    return None
-        return existing
-
-    def note_created(self, involved: set[Parts]) -> None:
-        """A create multi succeeded: the root and every node it involved exist now."""
-        with self._lock:
-            self.root_known = True
-            for hint in [h for h in self.absent if tuple(h[1:].split("/")) in involved]:
-                del self.absent[hint]
-
-    def note_absent(self, deleted: Iterable[str]) -> None:
-        """Remember object nodes we deleted (the topmost ones: their subtrees went with them)."""
-        deleted = set(deleted)
-        tops = [p for p in deleted if p.rsplit("/", 1)[0] not in deleted]
-        if not tops:
-            return
-        with self._lock:
-            for p in tops:
-                self.absent[p] = None
-                self.absent.move_to_end(p)
-            while len(self.absent) > ABSENT_HINTS:
-                self.absent.popitem(last=False)
-
-    def forget_absent(self) -> None:
-        """A guess failed: read the tree next time."""
-        with self._lock:
-            self.absent.clear()
 
 
 @dataclass
@@ -141,8 +84,11 @@ class CreatePlan:
     ops: list[WriteOp]
     indexes: list[int]  # per operation: the request it creates the lock of, -1 for object nodes
     fresh: set[str]  # the object nodes it creates
-    involved: set[Parts]  # every object node the set needs
+    involved: set[str]  # every object node the set needs
     guessed: bool  # step 1 answered from TreeHints, not read
+    #: the object nodes of its locks that existed before it, in order (the grant check's reads)
+    along: list[str] = field(default_factory=list)
+    size: int = 0  # what ``ops`` weigh in a multi (``op_bytes`` summed)
 
 
 @dataclass(eq=False)
@@ -159,20 +105,25 @@ class NodeCreator:
         self, requests: Sequence[tuple[int, LockRequest]], data: LockData, owner: str
     ) -> list[LockNode]:
         """One lock node per ``(index, request)``, announcing its object nodes to releases."""
-        using: set[str] = set()  # every object node the set needs, announced to releases
-        for _, request in requests:
-            path = request.obj.path(self.root)
-            while len(path) > len(self.root) and path not in using:
-                using.add(path)
-                path = path.rpartition("/")[0]
+        # each request's object node path, computed once for the whole create
+        prefix = self.hints.prefix
+        objects = [prefix + "/".join(request.obj.components) for _, request in requests]
+        needed = needed_nodes(objects)
+        top = len(self.hints.root_path)
+        using = [p for p in needed if len(p) > top]  # announced to releases (not the root)
         self.owners.hold(using)
         try:
-            return self._create_held(requests, data, owner)
+            return self._create_held(requests, objects, needed, data, owner)
         finally:
             self.owners.unhold(using)
 
     def _create_held(
-        self, requests: Sequence[tuple[int, LockRequest]], data: LockData, owner: str
+        self,
+        requests: Sequence[tuple[int, LockRequest]],
+        objects: Sequence[str],
+        needed: set[str],
+        data: LockData,
+        owner: str,
     ) -> list[LockNode]:
         ephemeral = data.lock_type is LockType.IMPLICIT
         guess = True
@@ -180,7 +131,7 @@ class NodeCreator:
             node_data = replace(data, lock_time_ms=unique_lock_time())
             payload = node_data.encode()
             stored = LockData.decode(payload)
-            plan = self.plan(requests, payload, ephemeral, guess)
+            plan = self.plan(requests, payload, ephemeral, guess, objects, needed)
             try:
                 created, siblings = self._commit(plan, payload)
             except Raced:
@@ -189,14 +140,19 @@ class NodeCreator:
                 guess = False
                 continue
             self.hints.note_created(plan.involved)
+            fresh = plan.fresh
             nodes = []
             for i, (index, request) in enumerate(requests):
-                node = LockNode(index, request, created[i], int(created[i][-10:]), stored, payload)
-                node.fresh = node.object_path in plan.fresh
-                if siblings is not None and not node.fresh:
-                    node.siblings = siblings.get(node.object_path)
+                path, obj = created[i], objects[i]
+                node = LockNode(
+                    index, request, path, int(path[-10:]), stored, payload, object_path=obj
+                )
+                if obj in fresh:
+                    node.fresh = True
+                elif siblings is not None:
+                    node.siblings = siblings.get(obj)
                 nodes.append(node)
-            self.owners.add((n.path for n in nodes), owner, data.lock_type)
+            self.owners.add(created.values(), owner, data.lock_type)
             return nodes
         raise LockManagerUnavailableError(
             f"ZooKeeper {self.transport.quorum}: the lock tree kept changing under "
@@ -209,61 +165,77 @@ class NodeCreator:
         payload: bytes,
         ephemeral: bool,
         guess: bool = True,
+        objects: Sequence[str] | None = None,
+        needed: set[str] | None = None,
     ) -> CreatePlan:
         """Step 1 (which object nodes exist) and the ordered operations of step 2.
 
         With ``guess``, step 1 is answered from what this process knows when it knows it for
         every node (see :class:`TreeHints`); the multi then verifies the guess (NodeExists /
-        NoNode fail it atomically, and the caller redoes it with a read).
+        NoNode fail it atomically, and the caller redoes it with a read). ``objects`` (each
+        request's object node path) and ``needed`` (``needed_nodes`` of them) are computed
+        here unless the caller has them.
         """
-        needed: set[Parts] = set()
-        root_parts = self.hints.root_parts
-        all_parts = [root_parts + request.obj.components for _, request in requests]
-        order: Sequence[int] = range(len(all_parts))
-        if any(all_parts[k] > all_parts[k + 1] for k in range(len(all_parts) - 1)):
-            order = sorted(order, key=all_parts.__getitem__)  # lock sets normally come sorted
-        for parts in all_parts:
-            for depth in range(len(parts), 0, -1):
-                prefix = parts[:depth]
-                if prefix in needed:
-                    break  # and so are its own prefixes
-                needed.add(prefix)
+        if objects is None:
+            prefix = self.hints.prefix
+            objects = [prefix + "/".join(request.obj.components) for _, request in requests]
+        if needed is None:
+            needed = needed_nodes(objects)
         existing = self.hints.known_existing(needed) if guess else None
         guessed = existing is not None
         if existing is None:
-            containers = sorted({parts[:-1] for parts in needed})
-            listing = self.transport.read(
-                [children_of("/" + "/".join(c)) for c in containers], "reading the lock tree"
-            )
-            existing = set()
-            for container, children in zip(containers, listing, strict=True):
-                if isinstance(children, list):
-                    existing.update(container + (child,) for child in children)
-                elif not isinstance(children, NoNodeError):
-                    raise children
+            existing = self._read_existing(needed)
+        order: Sequence[int] = range(len(requests))
+        comps = [request.obj.components for _, request in requests]
+        if any(comps[k] > comps[k + 1] for k in range(len(comps) - 1)):
+            order = sorted(order, key=comps.__getitem__)  # lock sets normally come sorted
         # In lock-set order (parents sort before children): each request's missing object
         # nodes, parents first, then its lock. So an object's lock comes before its child
         # object nodes, and a fresh object's lock is its first child (sequence 0: nothing to
         # check).
         plan = CreatePlan([], [], set(), needed, guessed)
+        ops, indexes, fresh = plan.ops, plan.indexes, plan.fresh
+        along: dict[str, None] = {}
         present = set(existing)
+        flags = (EPHEMERAL if ephemeral else 0) | SEQUENCE
+        names = {mode: f"/{LOCK_PREFIX}{mode.value}-" for mode in LockMode}
+        size = 0
         for i in order:
-            parts, request = all_parts[i], requests[i][1]
-            missing = []
-            depth = len(parts)
-            while depth > 0 and parts[:depth] not in present:
-                missing.append(parts[:depth])
-                depth -= 1
-            for prefix in reversed(missing):
-                present.add(prefix)
-                path = "/" + "/".join(prefix)
-                plan.fresh.add(path)
-                plan.ops.append(create(path))
-                plan.indexes.append(-1)
-            path = "/" + "/".join(parts) + f"/{LOCK_PREFIX}{request.mode.value}-"
-            plan.ops.append(create(path, payload, ephemeral=ephemeral, sequence=True))
-            plan.indexes.append(i)
+            obj = objects[i]
+            if obj not in present:
+                missing = []
+                path = obj
+                while path and path not in present:
+                    missing.append(path)
+                    path = path.rpartition("/")[0]
+                for path in reversed(missing):
+                    present.add(path)
+                    fresh.add(path)
+                    ops.append(Create(path, b"", OPEN_ACL_UNSAFE, 0))
+                    indexes.append(-1)
+                    size += 64 + len(path)  # op_bytes
+            elif obj not in fresh:
+                along[obj] = None
+            path = obj + names[requests[i][1].mode]
+            ops.append(Create(path, payload, OPEN_ACL_UNSAFE, flags))
+            indexes.append(i)
+            size += 64 + len(path) + len(payload)
+        plan.along, plan.size = list(along), size
         return plan
+
+    def _read_existing(self, needed: set[str]) -> set[str]:
+        """Step 1 by reading: the children of every container of ``needed`` (one batched read)."""
+        # containers in the order of their components (as the tree is walked)
+        containers = sorted({p.rpartition("/")[0] or "/" for p in needed}, key=_components)
+        listing = self.transport.read([children_of(c) for c in containers], "reading the lock tree")
+        existing: set[str] = set()
+        for container, children in zip(containers, listing, strict=True):
+            if isinstance(children, list):
+                base = container.rstrip("/") + "/"
+                existing.update(base + child for child in children)
+            elif not isinstance(children, NoNodeError):
+                raise children
+        return existing
 
     def _commit(
         self, plan: CreatePlan, payload: bytes
@@ -272,23 +244,19 @@ class NodeCreator:
         and, for a set of one multi, the children of the object nodes it did not create (what
         the grant check reads), read right behind the multi."""
         created: dict[int, str] = {}
-        parts = list(batches(plan.ops))
-        along: list[str] = []
-        if len(parts) == 1:  # the grant check's objects: locks whose object node existed
-            along = list(
-                dict.fromkeys(
-                    op.path.rpartition("/")[0]
-                    for op, index in zip(plan.ops, plan.indexes, strict=True)
-                    if index >= 0 and op.path.rpartition("/")[0] not in plan.fresh
-                )
-            )
+        one = plan.size <= MULTI_BYTES  # what ``batches`` would say, without weighing again
+        parts = [slice(0, len(plan.ops))] if one else list(batches(plan.ops))
+        along = plan.along if one else []  # the grant check's objects: locks whose node existed
         siblings: dict[str, list[str]] | None = None
         try:
             for part in parts:
                 ops, indexes = plan.ops[part], plan.indexes[part]
                 try:
                     results, listing = self.transport.commit_then_read(
-                        ops, [children_of(p) for p in along], "creating lock nodes"
+                        ops,
+                        [children_of(p) for p in along],
+                        "creating lock nodes",
+                        size=plan.size if one else None,
                     )
                 except NotConnected as exc:
                     raise self.transport.unavailable("creating lock nodes", exc) from exc

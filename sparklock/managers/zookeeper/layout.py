@@ -81,6 +81,31 @@ def object_paths(lock_path: str) -> Iterator[str]:
         yield path
 
 
+def counts_below(lock_paths: Iterable[str]) -> dict[str, int]:
+    """Per object node, how many of the lock nodes ``lock_paths`` are at or below it (the
+    ancestors ``object_paths`` names).
+
+    Counted a level at a time, each object node's count handed to its parent once, rather than
+    walking up from every lock: the 1,000 partitions of a wide set share one table, database
+    and namespace node, so this costs about one step per lock instead of one per ancestor."""
+    level: dict[str, int] = {}
+    get = level.get
+    for p in lock_paths:
+        obj = p.rpartition("/")[0]
+        level[obj] = get(obj, 0) + 1
+    counts: dict[str, int] = {}
+    while level:
+        up: dict[str, int] = {}
+        for obj, n in level.items():
+            if obj:
+                counts[obj] = counts.get(obj, 0) + n
+                parent = obj.rpartition("/")[0]
+                if parent:
+                    up[parent] = up.get(parent, 0) + n
+        level = up
+    return counts
+
+
 def deepest_first(paths: Iterable[str]) -> list[str]:
     """Object node paths ordered children before parents (the order they can be deleted in)."""
     return sorted(paths, key=lambda p: (-p.count("/"), p))

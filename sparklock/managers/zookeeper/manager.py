@@ -34,11 +34,12 @@ from ...objects import LockObject
 from ..base import HeldLocks, LockManager, Refusal, _WaitReporter
 from . import session
 from .cleanup import Cleanup
-from .creation import LockNode, NodeCreator, TreeHints
+from .creation import LockNode, NodeCreator
 from .layout import KIND_WORD, LOCK_PREFIX, deepest_first, parse_lock_name
 from .queued import MAX_RESTARTS, QueuedAcquisition, Restart
 from .transport import Transport, children_of, data_of, node_data
 from .tree import TreeReader
+from .tree_hints import TreeHints
 from .waiters import Shown, WaitMarkers
 
 #: The name prefix of EXCLUSIVE lock nodes (what a SHARED request can conflict with).

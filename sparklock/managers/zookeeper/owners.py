@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterable
 
 from ...model import LockType
-from .layout import object_paths
+from .layout import counts_below
 
 
 class OwnerRegistry:
@@ -31,29 +31,34 @@ class OwnerRegistry:
         self._held: dict[str, int] = {}  # object path -> acquisitions under way that use it
 
     def add(self, paths: Iterable[str], owner: str, lock_type: LockType) -> None:
+        # counted outside the lock; the lock only merges (a path already known counts once)
+        entries = dict.fromkeys(paths, (owner, lock_type))
+        counts = counts_below(entries)
         with self._lock:
-            for p in paths:
-                if p not in self._entries:
-                    for obj in object_paths(p):
-                        self._below[obj] = self._below.get(obj, 0) + 1
-                self._entries[p] = (owner, lock_type)
+            known = entries.keys() & self._entries.keys()
+            if known:
+                counts = counts_below(p for p in entries if p not in known)
+            self._entries.update(entries)
+            below = self._below
+            for obj, n in counts.items():
+                below[obj] = below.get(obj, 0) + n
 
     def forget(self, paths: Iterable[str]) -> set[str]:
         """Forget lock nodes; returns the object nodes no lock or acquisition of this process
         uses any more because of it."""
         unused: set[str] = set()
         with self._lock:
-            for p in paths:
-                if self._entries.pop(p, None) is None:
-                    continue
-                for obj in object_paths(p):
-                    left = self._below[obj] - 1
-                    if left:
-                        self._below[obj] = left
-                    else:
-                        del self._below[obj]
-                        if obj not in self._held:
-                            unused.add(obj)
+            pop = self._entries.pop
+            gone = [p for p in paths if pop(p, None) is not None]
+            below, held = self._below, self._held
+            for obj, n in counts_below(gone).items():
+                left = below[obj] - n
+                if left:
+                    below[obj] = left
+                else:
+                    del below[obj]
+                    if obj not in held:
+                        unused.add(obj)
         return unused
 
     def local_count(self, object_path: str) -> int:

@@ -267,11 +267,13 @@ class Transport:
         reads: Sequence[ReadOp],
         what: str,
         connect_wait: float | None = None,
+        size: int | None = None,
     ) -> tuple[list, list | None]:
         """``commit``, and ``reads`` sent right behind the multi without waiting for its answer:
         ZooKeeper runs a session's requests in order, so they read the tree as the multi left it,
         one round trip sooner. Their answers come second: None when they could not be sent along
-        (no multiRead, a multi too big to share) or failed — read again then.
+        (no multiRead, a multi too big to share) or failed — read again then. ``size``: what
+        ``ops`` weigh (``op_bytes`` summed) when the caller knows it already.
         """
         client = self.client()
         wait = self.op_timeout if connect_wait is None else connect_wait
@@ -301,7 +303,9 @@ class Transport:
                 else Delete(chroot + op.path, op.version)
                 for op in ops
             ]
-        size = sum(map(op_bytes, ops))
+            size = None  # the chroot makes every path longer
+        if size is None:
+            size = sum(map(op_bytes, ops))
         if size <= MULTI_BYTES:  # merged with other threads' multis meanwhile (results unchrooted)
             along = None
             if reads and self.shared.multi_read:
