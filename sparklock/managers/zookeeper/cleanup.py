@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kazoo.exceptions import KazooException, NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.serialization import Delete
 
 from ... import telemetry
 from ...errors import LockManagerUnavailableError, SparkLockError
@@ -46,6 +47,11 @@ CLEANUP_MULTIS = 3
 Failed = tuple[list[str], BaseException | None]
 
 
+def _weight(paths: Sequence[str]) -> int:
+    """What deleting ``paths`` weighs in a multi (``op_bytes`` of their deletes, summed)."""
+    return 64 * len(paths) + sum(map(len, paths))
+
+
 @dataclass(eq=False)
 class Cleanup:
     """Removes lock nodes and the object nodes left empty; keeps the orphans to retry."""
@@ -62,7 +68,7 @@ class Cleanup:
 
     def _is_object(self, path: str) -> bool:
         """An object node (below the namespace root; never the root itself)."""
-        return any(path[len(self.root) :].split("/"))
+        return bool(path[len(self.root) :].strip("/"))
 
     def remove(
         self,
@@ -70,6 +76,7 @@ class Cleanup:
         tries: int,
         fresh: Collection[str] | None = None,
         kept: list[str] | None = None,
+        mine: dict[str, int] | None = None,
     ) -> Failed:
         """Delete lock nodes and the object nodes they leave empty.
 
@@ -82,21 +89,27 @@ class Cleanup:
         If anything changed in between (the multi fails), fall back to deleting the lock nodes
         alone (retried up to ``tries`` times) and cleaning up separately. Returns what could not
         be deleted and the last error; ``kept`` receives the object nodes left in place because
-        another lock or acquisition of this process uses them (see ``forget``).
+        another lock or acquisition of this process uses them (see ``forget``). ``mine``: the
+        ``counts_below`` of ``paths`` when the caller has it.
         """
+        given = len(paths)
         paths = list(dict.fromkeys(paths))
         if not paths:
             return [], None
-        objects = list(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths))
-        ops = [delete(p) for p in paths]
+        objects = list(dict.fromkeys([p.rpartition("/")[0] for p in paths]))
         shared = self.transport.shared
-        if shared.connected and sum(64 + len(p) for p in paths + objects) > MULTI_BYTES:
-            return remove_wide(self, paths, objects, tries, fresh, counts_below(paths), kept)
-        if shared.connected:
+        if mine is None or len(paths) != given:  # (counted with the duplicates)
             mine = counts_below(paths)
+        weight = _weight(paths)  # what deleting the lock nodes weighs in a multi (op_bytes)
+        if shared.connected and weight + _weight(objects) > MULTI_BYTES:
+            return remove_wide(self, paths, objects, tries, fresh, mine, kept)
+        ops = [Delete(p, -1) for p in paths]
+        if shared.connected:
             # (an empty ``fresh`` too: every object node may be kept by our other locks)
             predicted = self._predict_empty(objects, fresh, mine) if fresh is not None else None
-            if predicted is not None and self._delete_all(ops, predicted, objects, mine, kept):
+            if predicted is not None and self._delete_all(
+                ops, weight, predicted, objects, mine, kept
+            ):
                 return [], None
             try:
                 # a release must not wait out a whole session timeout for the connection (the
@@ -105,7 +118,7 @@ class Cleanup:
                     raise NotConnected(f"not connected to ZooKeeper {self.transport.quorum}")
                 listing = self.transport.read([children_of(o) for o in objects], "releasing locks")
                 empty = self._empty_after(paths, objects, listing)
-                if self._delete_all(ops, empty, objects, mine, kept):
+                if self._delete_all(ops, weight, empty, objects, mine, kept):
                     return [], None
             except (*TRANSIENT_ERRORS, KazooException, LockManagerUnavailableError) as exc:
                 log.debug("sparklock: one-multi release failed (%r); deleting step by step", exc)
@@ -117,16 +130,21 @@ class Cleanup:
     def _delete_all(
         self,
         ops: list,
+        weight: int,
         empty: Sequence[str],
         objects: Sequence[str],
         mine: dict[str, int],
         kept: list[str] | None,
     ) -> bool:
-        """ONE multi deleting the lock nodes (``ops``) and the object nodes ``empty``; whether it
-        went through."""
+        """ONE multi deleting the lock nodes (``ops``, weighing ``weight``) and the object nodes
+        ``empty``; whether it went through."""
         try:
             left = self._kept(objects, empty, mine)
-            results = self.transport.commit(ops + [delete(o) for o in empty], "releasing locks")
+            results = self.transport.commit(
+                ops + [Delete(o, -1) for o in empty],
+                "releasing locks",
+                size=weight + _weight(empty),
+            )
         except (*TRANSIENT_ERRORS, KazooException, LockManagerUnavailableError) as exc:
             log.debug("sparklock: one-multi release failed (%r)", exc)
             return False
@@ -142,22 +160,21 @@ class Cleanup:
     ) -> list[str]:
         """The object nodes left in place (as decided now) while this process still uses them."""
         gone = set(deleted)
-        return [
-            obj
-            for obj in objects
-            if obj not in gone and self.owners.local_busy(obj) > mine.get(obj, 0)
-        ]
+        return self.owners.used_beyond([obj for obj in objects if obj not in gone], mine)
 
-    def forget(self, paths: Iterable[str], kept: Sequence[str] = ()) -> None:
+    def forget(
+        self, paths: Iterable[str], kept: Sequence[str] = (), mine: dict[str, int] | None = None
+    ) -> None:
         """Forget our deleted lock nodes; clean up the object nodes ``remove`` kept for other
         locks of this process that have all gone meanwhile.
 
         Two threads releasing under one node at once each see the other's lock and keep the
         node; the one whose forget leaves the node unused by this process (counted atomically)
         deletes it if it is empty now, as Hive's unlock deletes a node found empty after its
-        own delete. No request unless that happens.
+        own delete. No request unless that happens. ``mine``: the ``counts_below`` of
+        ``paths`` when the caller has it.
         """
-        unused = self.owners.forget(paths)
+        unused = self.owners.forget(paths, mine)
         left = [obj for obj in kept if obj in unused]
         if left:
             self.cleanup_objects(left)
@@ -168,12 +185,13 @@ class Cleanup:
         """The object nodes (deepest first) to delete with ``paths`` without reading, or None
         when one of them is neither fresh nor kept by another lock of this process. ``mine``:
         how many of the lock nodes being deleted are at or below each object node."""
+        # kept: another lock or acquisition of this process is at or below it
+        kept = set(self.owners.used_beyond(objects, mine))
+        top = len(self.root)
         out = []
         for obj in deepest_first(objects):
-            if not self._is_object(obj):
-                continue  # never the namespace root
-            if self.owners.local_busy(obj) > mine.get(obj, 0):
-                continue  # another lock or acquisition of this process is at or below it
+            if obj in kept or not obj[top:].strip("/"):  # (never the namespace root)
+                continue
             if obj not in fresh:
                 return None  # it existed before us: what else is below it needs a read
             out.append(obj)

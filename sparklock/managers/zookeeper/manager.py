@@ -35,7 +35,7 @@ from ..base import HeldLocks, LockManager, Refusal, _WaitReporter
 from . import session
 from .cleanup import Cleanup
 from .creation import LockNode, NodeCreator
-from .layout import KIND_WORD, LOCK_PREFIX, deepest_first, parse_lock_name
+from .layout import KIND_WORD, LOCK_PREFIX, counts_below, deepest_first, parse_lock_name
 from .queued import MAX_RESTARTS, QueuedAcquisition, Restart
 from .transport import Transport, children_of, data_of, node_data
 from .tree import TreeReader
@@ -373,7 +373,7 @@ class ZooKeeperLockManager(LockManager):
             held.released = True
             return
         with self.transport.errors("releasing locks"):
-            paths = [i.lock_id for i in held.locks]
+            paths = ids = [i.lock_id for i in held.locks]
             if held.lock_type is LockType.EXPLICIT and self._shared.connected:
                 try:
                     paths = self._tree.still_ours(held.locks, "releasing locks")
@@ -383,7 +383,8 @@ class ZooKeeperLockManager(LockManager):
             fresh = set(held.handles) if held.lock_type is LockType.IMPLICIT else None
             kept: list[str] = []
             tries = self.settings.unlock_num_retries
-            failed, err = self._cleanup.remove(paths, tries, fresh, kept)
+            mine = counts_below(paths)  # counted once for the removal and the bookkeeping
+            failed, err = self._cleanup.remove(paths, tries, fresh, kept, mine)
             if failed:
                 if live is not None:
                     with self._lock:
@@ -403,7 +404,7 @@ class ZooKeeperLockManager(LockManager):
                     f"attempt(s) ({type(err).__name__ if err else 'error'}: {err}): "
                     + ", ".join(failed)
                 )
-            self._cleanup.forget((i.lock_id for i in held.locks), kept)
+            self._cleanup.forget(ids, kept, mine if paths is ids else None)
             held.released = True
             self._cleanup.sweep_orphans()
 

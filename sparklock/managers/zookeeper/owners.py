@@ -43,15 +43,19 @@ class OwnerRegistry:
             for obj, n in counts.items():
                 below[obj] = below.get(obj, 0) + n
 
-    def forget(self, paths: Iterable[str]) -> set[str]:
+    def forget(self, paths: Iterable[str], counts: dict[str, int] | None = None) -> set[str]:
         """Forget lock nodes; returns the object nodes no lock or acquisition of this process
-        uses any more because of it."""
+        uses any more because of it. ``counts``: ``counts_below(paths)`` if the caller has it
+        (used when every one of ``paths`` was known)."""
         unused: set[str] = set()
+        paths = paths if isinstance(paths, (list, tuple)) else list(paths)
         with self._lock:
             pop = self._entries.pop
             gone = [p for p in paths if pop(p, None) is not None]
+            if counts is None or len(gone) != len(paths):
+                counts = counts_below(gone)
             below, held = self._below, self._held
-            for obj, n in counts_below(gone).items():
+            for obj, n in counts.items():
                 left = below[obj] - n
                 if left:
                     below[obj] = left
@@ -68,6 +72,12 @@ class OwnerRegistry:
     def local_busy(self, object_path: str) -> int:
         """``local_count`` plus the acquisitions under way that use ``object_path``."""
         return self._below.get(object_path, 0) + self._held.get(object_path, 0)
+
+    def used_beyond(self, object_paths: Iterable[str], mine: dict[str, int]) -> list[str]:
+        """Of ``object_paths``, those this process uses beyond ``mine`` (lock nodes at or below
+        each, typically the ones being deleted): ``local_busy`` above it, in one pass."""
+        below, held = self._below, self._held
+        return [p for p in object_paths if below.get(p, 0) + held.get(p, 0) > mine.get(p, 0)]
 
     def held_count(self, object_path: str) -> int:
         """Acquisitions under way (``hold``) that use ``object_path``."""

@@ -252,14 +252,21 @@ class Transport:
         return results
 
     # -- writes -------------------------------------------------------------------------------
-    def commit(self, ops: Sequence[WriteOp], what: str, connect_wait: float | None = None) -> list:
+    def commit(
+        self,
+        ops: Sequence[WriteOp],
+        what: str,
+        connect_wait: float | None = None,
+        size: int | None = None,
+    ) -> list:
         """One write multi, answered per operation (see ``WriteOp``).
 
         Issued only while connected (waiting up to ``connect_wait``), so that a request can never
         linger in kazoo's queue and run after we gave up on it. Transient failures raise (the
         caller decides whether a retry is safe); per-operation failures come back in the results.
+        ``size``: what ``ops`` weigh (``op_bytes`` summed) when the caller knows it already.
         """
-        return self.commit_then_read(ops, (), what, connect_wait)[0]
+        return self.commit_then_read(ops, (), what, connect_wait, size)[0]
 
     def commit_then_read(
         self,
