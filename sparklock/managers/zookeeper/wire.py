@@ -6,6 +6,7 @@ client's request queue like its built-in ones; the transport decides when to sen
 
 from __future__ import annotations
 
+import struct
 from collections import namedtuple
 
 from kazoo.exceptions import EXCEPTIONS
@@ -76,6 +77,9 @@ class MultiRead(namedtuple("MultiRead", "operations")):
 _CREATE_HEADER = multiheader_struct.pack(Create.type, False, -1)
 _DELETE_HEADER = multiheader_struct.pack(Delete.type, False, -1)
 _MULTI_DONE = multiheader_struct.pack(-1, True, -1)
+_ANY_VERSION = int_struct.pack(-1)
+#: A multi result's header and the int after it (a created path's length).
+_HEADER_AND_LENGTH = struct.Struct(">iBii")
 
 
 class WriteMulti(Transaction):
@@ -86,25 +90,35 @@ class WriteMulti(Transaction):
     __slots__ = ()
 
     def serialize(self) -> bytes:
+        # A lock set's creates share their data, ACL and flags (one tail of bytes, made once)
+        # and their paths a few lengths (one header+length prefix each): per operation, only
+        # its path is encoded.
         pack = int_struct.pack
-        acls: dict[int, bytes] = {}
-        parts = []
+        tails: dict[tuple[int, int, int], bytes] = {}
+        create_heads: dict[int, bytes] = {}  # path length -> header and length
+        delete_heads: dict[int, bytes] = {}
+        parts: list[bytes] = []
         for op in self.operations:
             kind = type(op)
             if kind is Create and op.path and op.data is not None:
-                acl = acls.get(id(op.acl))
-                if acl is None:
-                    acl = acls[id(op.acl)] = bytes(Create("", b"", op.acl, 0).serialize()[8:-4])
+                data, acl, flags = op.data, op.acl, op.flags
+                tail = tails.get((id(data), id(acl), flags))
+                if tail is None:
+                    acl_bytes = bytes(Create("", b"", acl, 0).serialize()[8:-4])
+                    tail = pack(len(data)) + data + acl_bytes + pack(flags)
+                    tails[(id(data), id(acl), flags)] = tail
                 path = op.path.encode("utf-8")
-                parts.append(
-                    b"".join(
-                        (_CREATE_HEADER, pack(len(path)), path, pack(len(op.data)), op.data, acl)
-                    )
-                    + pack(op.flags)
-                )
+                head = create_heads.get(len(path))
+                if head is None:
+                    head = create_heads[len(path)] = _CREATE_HEADER + pack(len(path))
+                parts += (head, path, tail)
             elif kind is Delete and op.path:
                 path = op.path.encode("utf-8")
-                parts.append(b"".join((_DELETE_HEADER, pack(len(path)), path, pack(op.version))))
+                head = delete_heads.get(len(path))
+                if head is None:
+                    head = delete_heads[len(path)] = _DELETE_HEADER + pack(len(path))
+                version = op.version
+                parts += (head, path, _ANY_VERSION if version == -1 else pack(version))
             else:
                 parts.append(bytes(MultiHeader(op.type, False, -1).serialize() + op.serialize()))
         parts.append(_MULTI_DONE)
@@ -112,25 +126,33 @@ class WriteMulti(Transaction):
 
     @classmethod
     def deserialize(cls, buf: bytes, offset: int) -> list:
+        # a created path's header and length are read in one unpack (a result's header and
+        # the next four bytes, when there are four more)
         header = multiheader_struct.unpack_from
         size = multiheader_struct.size
+        with_length = _HEADER_AND_LENGTH.unpack_from
+        last = len(buf) - _HEADER_AND_LENGTH.size  # where one can still be read
         number = int_struct.unpack_from
+        create, delete = Create.type, Delete.type
         results: list = []
-        kind, done, _ = header(buf, offset)
-        offset += size
-        while done != 1:
-            if kind == Create.type:
-                length = number(buf, offset)[0]
+        append = results.append
+        while True:
+            if offset <= last:
+                kind, done, _, length = with_length(buf, offset)
+            else:  # the closing header (or a server's mistake: then struct.error, like kazoo)
+                kind, done, _ = header(buf, offset)
+                length = number(buf, offset + size)[0] if kind == create else 0
+            offset += size
+            if done == 1:
+                return results
+            if kind == create:
                 offset += 4
-                results.append(buf[offset : offset + length].decode("utf-8"))
+                append(buf[offset : offset + length].decode("utf-8"))
                 offset += length
-            elif kind == Delete.type:
-                results.append(True)
+            elif kind == delete:
+                append(True)
             elif kind == -1:
-                results.append(EXCEPTIONS[number(buf, offset)[0]]())
+                append(EXCEPTIONS[number(buf, offset)[0]]())
                 offset += 4
             else:  # pragma: no cover - we send only creates and deletes
                 raise ValueError(f"unexpected multi result type {kind}")
-            kind, done, _ = header(buf, offset)
-            offset += size
-        return results
