@@ -186,3 +186,21 @@ def test_a_connector_object_is_a_table_of_its_own_pseudo_database():
     assert long.table.startswith("sha256-") and len(long.name) < 100
     with pytest.raises(InvalidObjectError):
         LockObject.of_connector(" ")
+
+
+def test_a_granted_lock_info_is_the_one_the_constructor_makes():
+    """``LockInfo.granted`` (the ZooKeeper manager's fast path for wide sets) fills every field
+    the dataclass has, as the constructor would: a field added later must be added there too."""
+    import dataclasses
+
+    from sparklock.model import LockInfo
+
+    obj = LockObject.of_partition("db", "t", {"p": "1"})
+    data = LockData.now("q", LockType.IMPLICIT, "select 1")
+    fast = LockInfo.granted(obj, S, data, "/ns/db/t/p=1/LOCK-SHARED-0000000001", "owner")
+    slow = LockInfo(obj, S, data, "/ns/db/t/p=1/LOCK-SHARED-0000000001", "owner")
+    assert fast == slow and hash(fast) == hash(slow)
+    assert vars(fast) == vars(slow)
+    assert set(vars(fast)) == {f.name for f in dataclasses.fields(LockInfo)}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.owner = "other"  # type: ignore[misc]

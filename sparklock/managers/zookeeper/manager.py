@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
@@ -271,12 +272,13 @@ class ZooKeeperLockManager(LockManager):
         self, nodes: Sequence[LockNode], data: LockData, owner: str, generation: int
     ) -> HeldLocks | None:
         """The HeldLocks of granted nodes; None if the session was lost meanwhile."""
-        ordered = sorted(nodes, key=lambda n: n.index)
+        ordered = sorted(nodes, key=attrgetter("index"))
+        info = LockInfo.granted
         held = HeldLocks(
             owner,
             data.query_id,
             data.lock_type,
-            [LockInfo(n.request.obj, n.request.mode, n.data, n.path, owner) for n in ordered],
+            [info(n.request.obj, n.request.mode, n.data, n.path, owner) for n in ordered],
             self,
             handles=[n.object_path for n in ordered if n.fresh],  # see Cleanup.remove
         )
