@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.serialization import Create
-from kazoo.security import OPEN_ACL_UNSAFE
 
 from ...errors import LockManagerUnavailableError
 from ...model import LockData, LockMode, LockRequest, LockType
@@ -25,6 +24,7 @@ from .session import TRANSIENT_ERRORS
 from .transport import (
     EPHEMERAL,
     MULTI_BYTES,
+    OPEN_ACL,
     SEQUENCE,
     NotConnected,
     Transport,
@@ -195,14 +195,21 @@ class NodeCreator:
         # check).
         plan = CreatePlan([], [], set(), needed, guessed)
         ops, indexes, fresh = plan.ops, plan.indexes, plan.fresh
+        op, index, present = ops.append, indexes.append, set(existing)
         along: dict[str, None] = {}
-        present = set(existing)
         flags = (EPHEMERAL if ephemeral else 0) | SEQUENCE
         names = {mode: f"/{LOCK_PREFIX}{mode.value}-" for mode in LockMode}
-        size = 0
         for i in order:
             obj = objects[i]
-            if obj not in present:
+            if obj in present:
+                if obj not in fresh:
+                    along[obj] = None
+            elif obj.rpartition("/")[0] in present:  # the usual: a partition of a known table
+                present.add(obj)
+                fresh.add(obj)
+                op(Create(obj, b"", OPEN_ACL, 0))
+                index(-1)
+            else:
                 missing = []
                 path = obj
                 while path and path not in present:
@@ -211,16 +218,14 @@ class NodeCreator:
                 for path in reversed(missing):
                     present.add(path)
                     fresh.add(path)
-                    ops.append(Create(path, b"", OPEN_ACL_UNSAFE, 0))
-                    indexes.append(-1)
-                    size += 64 + len(path)  # op_bytes
-            elif obj not in fresh:
-                along[obj] = None
-            path = obj + names[requests[i][1].mode]
-            ops.append(Create(path, payload, OPEN_ACL_UNSAFE, flags))
-            indexes.append(i)
-            size += 64 + len(path) + len(payload)
-        plan.along, plan.size = list(along), size
+                    op(Create(path, b"", OPEN_ACL, 0))
+                    index(-1)
+            op(Create(obj + names[requests[i][1].mode], payload, OPEN_ACL, flags))
+            index(i)
+        plan.along = list(along)
+        # op_bytes summed: 64 and the path per operation, the payload per lock
+        locks = len(requests)
+        plan.size = 64 * len(ops) + sum(len(o.path) for o in ops) + len(payload) * locks
         return plan
 
     def _read_existing(self, needed: set[str]) -> set[str]:

@@ -49,6 +49,11 @@ WriteOp = Create | Delete
 MULTI_READ_OPS = 1000
 #: Bytes of operations per write ``multi`` (ZooKeeper refuses requests above jute.maxbuffer, 1 MB).
 MULTI_BYTES = 512 * 1024
+#: The ACL our ``Create`` operations carry until sent (the client's own replaces it if it has
+#: one): kazoo's open ACL as a tuple, so that an operation holds only immutable atoms and Python's
+#: GC stops tracking it at its first look instead of carrying 20,000 of a wide set into its
+#: older generations (and full collections) while the multi is under way.
+OPEN_ACL = tuple(OPEN_ACL_UNSAFE)
 #: ``Create`` flags.
 EPHEMERAL = 1
 SEQUENCE = 2
@@ -73,7 +78,7 @@ def node_data(result: object) -> bytes | None:
 def create(path: str, data: bytes = b"", *, ephemeral: bool = False, sequence: bool = False):
     """A ``Create`` of the multi (the client's ACL is filled in when it is sent)."""
     flags = (EPHEMERAL if ephemeral else 0) | (SEQUENCE if sequence else 0)
-    return Create(path, data, OPEN_ACL_UNSAFE, flags)
+    return Create(path, data, OPEN_ACL, flags)
 
 
 def delete(path: str) -> Delete:
