@@ -26,12 +26,12 @@ from .transport import (
     MULTI_BYTES,
     NotConnected,
     Transport,
-    batches,
     children_of,
     data_of,
     delete,
     multi_failure,
     node_data,
+    weighed_batches,
 )
 from .wide_release import remove_wide
 
@@ -233,10 +233,12 @@ class Cleanup:
                 break
             try:
                 left = []
-                ops = [delete(p) for p in remaining]
-                for part in batches(ops):
+                ops = [Delete(p, -1) for p in remaining]
+                for part, size in weighed_batches(ops):
                     batch = remaining[part]
-                    results = self.transport.commit(ops[part], "releasing locks", self.release_wait)
+                    results = self.transport.commit(
+                        ops[part], "releasing locks", self.release_wait, size
+                    )
                     failure = multi_failure(results)
                     if failure is None:
                         continue

@@ -9,7 +9,7 @@ their unique data.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -29,11 +29,11 @@ from .transport import (
     NotConnected,
     Transport,
     WriteOp,
-    batches,
     children_of,
     data_of,
     multi_failure,
     node_data,
+    weighed_batches,
 )
 from .tree_hints import Parts, TreeHints, needed_nodes
 
@@ -249,19 +249,21 @@ class NodeCreator:
         and, for a set of one multi, the children of the object nodes it did not create (what
         the grant check reads), read right behind the multi."""
         created: dict[int, str] = {}
-        one = plan.size <= MULTI_BYTES  # what ``batches`` would say, without weighing again
-        parts = [slice(0, len(plan.ops))] if one else list(batches(plan.ops))
+        one = plan.size <= MULTI_BYTES  # what ``weighed_batches`` would say, without weighing
+        parts: Iterable[tuple[slice, int]] = (
+            [(slice(0, len(plan.ops)), plan.size)] if one else weighed_batches(plan.ops)
+        )
         along = plan.along if one else []  # the grant check's objects: locks whose node existed
         siblings: dict[str, list[str]] | None = None
         try:
-            for part in parts:
+            for part, size in parts:
                 ops, indexes = plan.ops[part], plan.indexes[part]
                 try:
                     results, listing = self.transport.commit_then_read(
                         ops,
                         [children_of(p) for p in along],
                         "creating lock nodes",
-                        size=plan.size if one else None,
+                        size=size,
                     )
                 except NotConnected as exc:
                     raise self.transport.unavailable("creating lock nodes", exc) from exc

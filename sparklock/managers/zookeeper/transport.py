@@ -13,6 +13,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
+from itertools import repeat
 from typing import TypeVar
 
 from kazoo.client import KazooClient
@@ -90,21 +91,24 @@ def op_bytes(op: WriteOp) -> int:
     return 64 + len(op.path) + (len(op.data) if type(op) is Create else 0)
 
 
-def batches(ops: Sequence[WriteOp]) -> Iterator[slice]:
-    """Consecutive slices of ``ops`` of at most MULTI_BYTES each (one multi each)."""
+def weighed_batches(ops: Sequence[WriteOp]) -> Iterator[tuple[slice, int]]:
+    """Consecutive slices of ``ops`` of at most MULTI_BYTES each (one multi each), and what each
+    weighs (``op_bytes`` summed: the multi need not weigh it again)."""
     start = size = 0
     for k, op in enumerate(ops):
-        cost = op_bytes(op)
+        cost = 64 + len(op.path) + (len(op.data) if type(op) is Create else 0)  # op_bytes
         if k > start and size + cost > MULTI_BYTES:
-            yield slice(start, k)
+            yield slice(start, k), size
             start, size = k, 0
         size += cost
     if start < len(ops):
-        yield slice(start, len(ops))
+        yield slice(start, len(ops)), size
 
 
 def multi_failure(results: Sequence) -> BaseException | None:
     """The operation error that failed a multi (others report RolledBack/RuntimeInconsistency)."""
+    if not any(map(isinstance, results, repeat(BaseException))):  # (thousands, looked at in C)
+        return None
     errors = [r for r in results if isinstance(r, BaseException)]
     for r in errors:
         if not isinstance(r, (RolledBackError, RuntimeInconsistency)):

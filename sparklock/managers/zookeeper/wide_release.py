@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING
 
 from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.serialization import Delete
 
 from ...errors import SparkLockError
 from .layout import deepest_first
-from .transport import batches, children_of, delete, multi_failure
+from .transport import children_of, multi_failure, weighed_batches
 
 if TYPE_CHECKING:
     from .cleanup import Cleanup, Failed
@@ -49,14 +50,14 @@ def remove_wide(
         gone = set(paths) - set(failed)
         cleanup.cleanup_objects(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths if p in gone))
         return failed, err
-    owners = cleanup.owners
-    busy = [o for o in objects if owners.local_busy(o) > mine.get(o, 0)]
+    busy = cleanup.owners.used_beyond(objects, mine)
     if kept is not None:
         kept.extend(busy)
     skip = set(busy)
-    rest = deepest_first(o for o in objects if o not in skip and cleanup._is_object(o))
+    top = len(cleanup.root)  # (never the namespace root)
+    rest = deepest_first(o for o in objects if o not in skip and o[top:].strip("/"))
     try:
-        if fresh is not None and all(o in fresh for o in rest):
+        if fresh is not None and _all_in(rest, fresh):
             empty = rest  # created by the acquisition, nothing of ours below: a multi verifies
         else:
             empty = empty_now(cleanup, rest)
@@ -65,6 +66,10 @@ def remove_wide(
         # the locks are released; empty object nodes are best effort (Hive leaves them too)
         log.debug("sparklock: cleaning up empty lock nodes failed: %r", exc)
     return [], None
+
+
+def _all_in(paths: Sequence[str], fresh: Collection[str]) -> bool:
+    return (fresh if isinstance(fresh, (set, frozenset)) else set(fresh)).issuperset(paths)
 
 
 def empty_now(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
@@ -85,12 +90,12 @@ def empty_now(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
 def delete_objects(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
     """Delete object nodes (deepest first) in as few multis as fit; a batch the tree changed
     under is redone node by node (best effort, like Hive's). Returns what the multis deleted."""
-    ops = [delete(o) for o in objects]
+    ops = [Delete(o, -1) for o in objects]
     deleted: list[str] = []
     transport = cleanup.transport
-    for part in batches(ops):
+    for part, size in weighed_batches(ops):
         batch = list(objects[part])
-        results = transport.commit(ops[part], "cleaning up", cleanup.release_wait)
+        results = transport.commit(ops[part], "cleaning up", cleanup.release_wait, size)
         if multi_failure(results) is None:
             deleted.extend(batch)
             continue
