@@ -27,7 +27,8 @@ request (:mod:`.coalescing`), so 32 threads cost the connection about what one d
 The ``retry`` policy is Hive's (on conflict drop everything, sleep, retry); the ``queue`` policy is
 fair (:mod:`.queued`).
 
-Rooms, one job each: :mod:`.manager` (the recipe), :mod:`.creation` (steps 1-2), :mod:`.cleanup`
+Rooms, one job each: :mod:`.manager` (the recipe), :mod:`.creation` (steps 1-2),
+:mod:`.tree_hints` (what step 1 knows without reading), :mod:`.cleanup`
 (step 4), :mod:`.wide_release` (step 4 beyond one multi), :mod:`.queued` (the fair wait),
 :mod:`.tree` (walks), :mod:`.layout` (znode names), :mod:`.transport` (requests, retries,
 errors), :mod:`.coalescing` (many threads' requests as one), :mod:`.wire` (multiRead/multi on
