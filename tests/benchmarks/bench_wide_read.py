@@ -11,7 +11,8 @@ nothing here) and with ``=all`` (every partition directory listed again after ev
 rule before write epochs). ``listed`` is the partition directories the JVM listed per locked
 statement, and the file indexes it refreshed whole (``SparkLockBridge.listingStats``). Blocks
 run in the order of the table, after one untimed statement in every mode and each after one
-untimed warm-up round of its own.
+untimed warm-up round of its own. The ZooKeeper server is warmed up first with untimed lock sets
+of the table's width (``common.warm_up``): a fresh server's JIT takes ~20 wide statements to settle.
 
     python3 -m tests.benchmarks.bench_wide_read [--quick] [--partitions 1000,10000]
 """
@@ -63,6 +64,8 @@ def run(quick: bool = False, partitions: tuple[int, ...] = PARTITIONS) -> dict:
     result: dict = {}
     try:
         with common.zookeeper() as zk:
+            with common.sparklock_on(zk) as manager:  # the server's JIT warm, as in production
+                common.warm_up(manager, width=max(partitions))
             conf = {
                 "spark.sparklock.zookeeper.quorum": zk.address,
                 "spark.sparklock.zookeeper.namespace": "bench_wide_read",

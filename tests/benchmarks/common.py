@@ -93,16 +93,17 @@ def hive_bench(command: str, address: str, namespace: str, *args: object, timeou
     return lines[:-1]
 
 
-def warm_up(manager, seconds: float = WARMUP_SECONDS) -> None:
-    """Untimed lock/unlock cycles (small sets, every tenth of 100 partitions), as Hive gets: the
-    ZooKeeper server's JIT sees multi requests and kazoo its first connection before timing."""
+def warm_up(manager, seconds: float = WARMUP_SECONDS, width: int = 100) -> None:
+    """Untimed lock/unlock cycles (small sets, every tenth of ``width`` partitions), as Hive gets:
+    the ZooKeeper server's JIT sees multi requests and kazoo its first connection before timing
+    (a fresh server takes ~20 wide statements to settle: 100-400 ms each, then ~40 ms)."""
     from sparklock.model import LockMode, LockRequest
     from sparklock.objects import LockObject
 
     end = time.monotonic() + seconds
     i = 0
     while time.monotonic() < end:
-        n = 100 if i % 10 == 9 else 3
+        n = width if i % 10 == 9 else 3
         requests = [
             LockRequest(LockObject.of_partition("bench", "warm", {"p": str(k)}), LockMode.EXCLUSIVE)
             for k in range(n)
