@@ -40,6 +40,15 @@ public final class SparkLockBridge {
     return FileListings.stats();
   }
 
+  /**
+   * Tests and benchmarks: where locked statements spent their JVM-side time so far in this JVM,
+   * {@code acquires=N facts=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
+   * (sums; see {@link StatementTimings}).
+   */
+  public static String timingStats() {
+    return StatementTimings.stats();
+  }
+
   /** Debug/testing aid: the last facts JSON this JVM sent to acquire (null before the first). */
   private static volatile String lastFacts;
 
@@ -128,7 +137,12 @@ public final class SparkLockBridge {
 
   /** release(handle); throws on ok=false. */
   static void release(String handle) {
-    call("release", handle, Messages.Done.class);
+    long start = System.nanoTime();
+    try {
+      call("release", handle, Messages.Done.class);
+    } finally {
+      StatementTimings.RELEASE_CALL_NANOS.addAndGet(System.nanoTime() - start);
+    }
   }
 
   /** SHOW LOCKS / LOCK / UNLOCK: Python's rows; throws on ok=false or no callback. */
