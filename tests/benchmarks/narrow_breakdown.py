@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 
+from sparklock.managers.zookeeper import ZooKeeperLockManager
 from tests.support.spark import build_session
 
 from . import common
@@ -47,6 +48,8 @@ WARMUP = 10
 #: name -> samples (ms) of the current block
 samples: dict[str, list[float]] = collections.defaultdict(list)
 _now = time.perf_counter
+#: the last callbacks' entry and exit on Python's side (time.monotonic_ns, the JVM's nanoTime)
+python_stamps: dict[str, tuple[int, int]] = {}
 
 
 def _timed(cls: type, name: str, key: str) -> None:
@@ -62,6 +65,36 @@ def _timed(cls: type, name: str, key: str) -> None:
     setattr(cls, name, wrapper)
 
 
+def _stamped(cls: type, name: str) -> None:
+    original = getattr(cls, name)
+
+    def wrapper(*args, **kwargs):
+        entered = time.monotonic_ns()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            python_stamps[name] = (entered, time.monotonic_ns())
+
+    setattr(cls, name, wrapper)
+
+
+def after_statement(spark, before: dict[str, int]) -> dict[str, int]:
+    """After a locked statement: its JVM pieces (differences of the JVM's sums), and how long each
+    call took to reach Python and its answer to come back (JVM stamps against Python's, one
+    monotonic clock). Returns the JVM's sums for the next statement."""
+    jvm = jvm_stats(spark)
+    for label, key, count in JVM_ROWS:
+        if jvm[count] > before[count]:
+            samples[label].append((jvm[key] - before[key]) / 1000)
+    for name in ("acquire", "release"):
+        entered, left = python_stamps.pop(name, (0, 0))
+        sent, answered = jvm[f"last{name.title()}Sent"], jvm[f"last{name.title()}Answered"]
+        if entered and sent <= entered <= left <= answered:
+            samples[f"py4j: {name} call reaches Python"].append((entered - sent) / 1e6)
+            samples[f"py4j: {name} answer reaches the JVM"].append((answered - left) / 1e6)
+    return jvm
+
+
 def instrument() -> None:
     """Wrap the Python pieces (before any ZooKeeper client exists: clock.py wraps ``_call``)."""
     from kazoo.client import KazooClient
@@ -75,6 +108,8 @@ def instrument() -> None:
 
     _timed(PyLockCallback, "acquire", "py: acquire callback")
     _timed(PyLockCallback, "release", "py: release callback")
+    for name in ("acquire", "release"):
+        _stamped(PyLockCallback, name)
     _timed(LockService, "acquire", "py:   service acquire")
     _timed(LockService, "read_epochs", "py:   read epochs")
     _timed(LockService, "release", "py:   service release")
@@ -99,6 +134,12 @@ def instrument() -> None:
 
     def send_request(self, read_timeout, connect_timeout):
         start = _now()
+        try:
+            return _send_request(self, read_timeout, connect_timeout, start)
+        finally:
+            samples["zk: kazoo's thread sends (serialize, write)"].append((_now() - start) * 1000)
+
+    def _send_request(self, read_timeout, connect_timeout, start):
         pending = self.client._queue
         request = pending[0][0] if pending else None
         if request is not None and id(request) in queued:
@@ -183,11 +224,12 @@ JVM_ROWS = (
 def block(spark, sql: str, mode: str, rounds: int) -> list[tuple[str, float, int]]:
     """One manager against the unlocked run, paired round by round; the breakdown rows."""
     pairs: list[tuple[float, float]] = []
-    before = None
+    before: dict[str, int] | None = None
     for i in range(WARMUP + rounds):
         if i == WARMUP:
             samples.clear()
             before = jvm_stats(spark)
+        assert before is not None or i < WARMUP
         timing = {}
         for m in ("unlocked", mode) if i % 2 else (mode, "unlocked"):
             set_mode(spark, m)
@@ -196,18 +238,13 @@ def block(spark, sql: str, mode: str, rounds: int) -> list[tuple[str, float, int
             timing[m] = (_now() - start) * 1000
         if i >= WARMUP:
             pairs.append((timing[mode], timing["unlocked"]))
-    after = jvm_stats(spark)
-    assert before is not None
+            before = after_statement(spark, before)
     med = statistics.median
     rows = [
         ("statement, unlocked", med([u for _, u in pairs]), len(pairs)),
         ("statement, locked", med([t for t, _ in pairs]), len(pairs)),
         ("locked - unlocked (paired)", med([t - u for t, u in pairs]), len(pairs)),
     ]
-    for label, key, count in JVM_ROWS:  # means: the JVM keeps sums
-        n = after[count] - before[count]
-        if n:
-            rows.append((label + " (mean)", (after[key] - before[key]) / n / 1000, n))
     for key in sorted(samples):
         rows.append((key, med(samples[key]), len(samples[key])))
     return rows
@@ -223,6 +260,8 @@ def run(modes: list[str], rounds: int) -> None:
                 "spark.sparklock.zookeeper.quorum": zk.address,
                 "spark.sparklock.zookeeper.namespace": "breakdown",
             }
+            with ZooKeeperLockManager.connect(zk.address, "breakdown_warmup") as warm:
+                common.warm_up(warm)  # the server's JIT (see bench_spark)
             spark = build_session("breakdown", warehouse, conf=conf)
             try:
                 set_mode(spark, "unlocked")
@@ -239,7 +278,7 @@ def run(modes: list[str], rounds: int) -> None:
                     for mode in modes:
                         rows = block(spark, sql, mode, rounds)
                         common.print_table(
-                            f"{label}, {mode}: ms per statement (median; jvm rows: mean)",
+                            f"{label}, {mode}: ms per statement (medians; zk: per request)",
                             ["piece", "ms", "n"],
                             [[name, f"{ms:.3f}", str(n)] for name, ms, n in rows],
                         )

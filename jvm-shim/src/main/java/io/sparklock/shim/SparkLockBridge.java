@@ -132,16 +132,24 @@ public final class SparkLockBridge {
   /** acquire(facts) → the grant (handle "" = nothing locked); throws on ok=false. */
   static Messages.Acquired acquire(String factsJson) {
     lastFacts = factsJson;
-    return call("acquire", factsJson, Messages.Acquired.class);
+    StatementTimings.lastAcquireSent = System.nanoTime();
+    try {
+      return call("acquire", factsJson, Messages.Acquired.class);
+    } finally {
+      StatementTimings.lastAcquireAnswered = System.nanoTime();
+    }
   }
 
   /** release(handle); throws on ok=false. */
   static void release(String handle) {
     long start = System.nanoTime();
+    StatementTimings.lastReleaseSent = start;
     try {
       call("release", handle, Messages.Done.class);
     } finally {
-      StatementTimings.RELEASE_CALL_NANOS.addAndGet(System.nanoTime() - start);
+      long end = System.nanoTime();
+      StatementTimings.lastReleaseAnswered = end;
+      StatementTimings.RELEASE_CALL_NANOS.addAndGet(end - start);
     }
   }
 

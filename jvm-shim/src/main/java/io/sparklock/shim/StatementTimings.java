@@ -31,7 +31,21 @@ final class StatementTimings {
   /** The release call into Python itself, on the release thread. */
   static final AtomicLong RELEASE_CALL_NANOS = new AtomicLong();
 
-  /** {@code acquires=N facts=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}. */
+  /**
+   * The last acquire and release calls' start and end ({@code System.nanoTime()}: on Linux the
+   * same monotonic clock as Python's {@code time.monotonic_ns()}), so that a reader timing the
+   * Python side can tell the delivery of a call from the return of its answer.
+   */
+  static volatile long lastAcquireSent;
+
+  static volatile long lastAcquireAnswered;
+  static volatile long lastReleaseSent;
+  static volatile long lastReleaseAnswered;
+
+  /**
+   * {@code acquires=N facts=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
+   * and the last calls' stamps ({@code lastAcquireSent=ns ...}).
+   */
   static String stats() {
     return "acquires=" + ACQUIRES.get()
         + " facts=" + FACTS_NANOS.get() / 1000
@@ -39,6 +53,10 @@ final class StatementTimings {
         + " afterGrant=" + AFTER_GRANT_NANOS.get() / 1000
         + " releases=" + RELEASES.get()
         + " release=" + RELEASE_NANOS.get() / 1000
-        + " releaseCall=" + RELEASE_CALL_NANOS.get() / 1000;
+        + " releaseCall=" + RELEASE_CALL_NANOS.get() / 1000
+        + " lastAcquireSent=" + lastAcquireSent
+        + " lastAcquireAnswered=" + lastAcquireAnswered
+        + " lastReleaseSent=" + lastReleaseSent
+        + " lastReleaseAnswered=" + lastReleaseAnswered;
   }
 }
