@@ -105,6 +105,21 @@ def test_reads_relist_nothing_no_writer_touched(spark, sessions, table):
     assert drop_time(since(spark, before)) == {"whole": 0, "paths": 0, "fresh": 1}
 
 
+def test_repeated_pruned_reads_list_their_partition_once(spark, sessions, table):
+    """Each planning of a pruned read builds a new pruned index (from the session's file status
+    cache): the ledger knows the cache entry it put there, so only the first read of the
+    partition lists it (benchmark 4's pruned read, issue 11)."""
+    reader, _ = sessions
+    sql = f"SELECT v FROM {table} WHERE p = 2"
+    before = stats(spark)
+    assert rows(reader, sql) == [(2,)]  # Spark's own listing, age unknown: listed again
+    assert drop_time(since(spark, before)) == {"whole": 0, "paths": 1, "fresh": 0}
+    before = stats(spark)
+    for _ in range(5):
+        assert rows(reader, sql) == [(2,)]
+    assert drop_time(since(spark, before)) == {"whole": 0, "paths": 0, "fresh": 5}
+
+
 def test_a_read_after_a_partition_write_relists_that_partition(spark, sessions, table):
     reader, writer = sessions
     reader.sql(f"SELECT * FROM {table}").collect()

@@ -285,7 +285,9 @@ public final class LockGuard {
     // enclosing execution already holds every lock it needs still reads a listing of its own.
     return () -> {
       if (held.refreshListing) {
+        long start = System.nanoTime();
         FileListings.refreshAfterGrant(readPlan(c, node), c.session, held.facts, held.readEpochs);
+        StatementTimings.AFTER_GRANT_NANOS.addAndGet(System.nanoTime() - start);
       }
       return body.get();
     };
@@ -317,12 +319,15 @@ public final class LockGuard {
     }
     if (held.released.compareAndSet(false, true)) {
       String error = null;
+      long start = System.nanoTime();
       try {
         releaseOffThread(held.handle);
       } catch (RuntimeException e) {
         error = String.valueOf(e.getMessage());
         throw e;
       } finally {
+        StatementTimings.RELEASES.incrementAndGet();
+        StatementTimings.RELEASE_NANOS.addAndGet(System.nanoTime() - start);
         LockTelemetry.released(held.sc, executionIdOf(held), held.handle, held.lockCount,
             System.nanoTime() - held.grantedAtNanos, error);
       }
@@ -448,8 +453,10 @@ public final class LockGuard {
       return;
     }
     held.sc = sc;
+    long jsonStart = System.nanoTime();
     String json = FactsExtractor.toJson(facts);
     long start = System.nanoTime();
+    StatementTimings.FACTS_NANOS.addAndGet(start - jsonStart);
     Messages.Acquired granted;
     LockTelemetry.waitStarted();
     try {
@@ -465,6 +472,8 @@ public final class LockGuard {
       LockTelemetry.waitEnded();
     }
     held.grantedAtNanos = System.nanoTime();
+    StatementTimings.ACQUIRES.incrementAndGet();
+    StatementTimings.ACQUIRE_NANOS.addAndGet(held.grantedAtNanos - start);
     held.refreshListing = granted.refreshListing();
     held.facts = facts;
     held.readEpochs = granted.readEpochs();
@@ -481,6 +490,15 @@ public final class LockGuard {
   }
 
   private static Facts facts(Context c, SparkLockExec node, Held held) {
+    long start = System.nanoTime();
+    try {
+      return extractFacts(c, node, held);
+    } finally {
+      StatementTimings.FACTS_NANOS.addAndGet(System.nanoTime() - start);
+    }
+  }
+
+  private static Facts extractFacts(Context c, SparkLockExec node, Held held) {
     LogicalPlan analyzed;
     LogicalPlan optimized;
     String sql = null;

@@ -40,6 +40,15 @@ public final class SparkLockBridge {
     return FileListings.stats();
   }
 
+  /**
+   * Tests and benchmarks: where locked statements spent their JVM-side time so far in this JVM,
+   * {@code acquires=N facts=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
+   * (sums; see {@link StatementTimings}).
+   */
+  public static String timingStats() {
+    return StatementTimings.stats();
+  }
+
   /** Debug/testing aid: the last facts JSON this JVM sent to acquire (null before the first). */
   private static volatile String lastFacts;
 
@@ -123,12 +132,25 @@ public final class SparkLockBridge {
   /** acquire(facts) → the grant (handle "" = nothing locked); throws on ok=false. */
   static Messages.Acquired acquire(String factsJson) {
     lastFacts = factsJson;
-    return call("acquire", factsJson, Messages.Acquired.class);
+    StatementTimings.lastAcquireSent = System.nanoTime();
+    try {
+      return call("acquire", factsJson, Messages.Acquired.class);
+    } finally {
+      StatementTimings.lastAcquireAnswered = System.nanoTime();
+    }
   }
 
   /** release(handle); throws on ok=false. */
   static void release(String handle) {
-    call("release", handle, Messages.Done.class);
+    long start = System.nanoTime();
+    StatementTimings.lastReleaseSent = start;
+    try {
+      call("release", handle, Messages.Done.class);
+    } finally {
+      long end = System.nanoTime();
+      StatementTimings.lastReleaseAnswered = end;
+      StatementTimings.RELEASE_CALL_NANOS.addAndGet(end - start);
+    }
   }
 
   /** SHOW LOCKS / LOCK / UNLOCK: Python's rows; throws on ok=false or no callback. */
