@@ -291,7 +291,7 @@ class LockObject:
         return "/".join((namespace_root.rstrip("/"), *self.components))
 
     # -- hierarchy ----------------------------------------------------------------------------
-    @property
+    @cached_property  # lock sets walk up from every object: a wide read asks it thousands of times
     def parent(self) -> LockObject | None:
         if self.facet is not None:
             return _interned(self.database, self.table, ())
@@ -345,6 +345,7 @@ class LockObject:
         """Pickled without the cached hash (string hashes differ between processes)."""
         state = dict(self.__dict__)
         state.pop("_hash", None)
+        state.pop("parent", None)  # cached: made again on first use
         return state
 
 

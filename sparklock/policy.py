@@ -135,8 +135,37 @@ def read_requests(
         requests.append(LockRequest(LockObject.table_writers(table.database, table.table), S))
         return requests
     if partitions and columns:
-        requests.extend(LockRequest(_partition(table, columns, p), S) for p in partitions)
+        requests.extend(_shared_partitions(table, columns, partitions))
     return requests
+
+
+def _shared_partitions(
+    table: LockObject, columns: tuple[str, ...], specs: Iterable[Spec]
+) -> list[LockRequest]:
+    """SHARED on each partition read, thousands for a full read of a wide table.
+
+    The JVM names each spec's columns in the table's order, so a spec whose keys are exactly
+    ``columns`` pairs its values with the lower-cased names directly (anything else goes the
+    general way, :func:`_partition`); the request is made once per partition and reused by
+    every statement that reads it, like its object."""
+    columns = tuple(columns)
+    keys = tuple(c.lower() for c in columns)
+    database, name = table.database, table.table or ""
+    out = []
+    for spec in specs:
+        if tuple(spec) == columns:
+            items = tuple(zip(keys, spec.values(), strict=True))
+            out.append(_shared_partition(database, name, items))
+        else:
+            out.append(LockRequest(_partition(table, columns, spec), S))
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _shared_partition(
+    database: str, table: str, items: tuple[tuple[str, str | None], ...]
+) -> LockRequest:
+    return LockRequest(_partition_object(database, table, items), S)
 
 
 def write_requests(ref: WriteRef, current_db: str = "default") -> list[LockRequest]:

@@ -317,8 +317,10 @@ public final class LockGuard {
     }
     if (held.released.compareAndSet(false, true)) {
       String error = null;
+      long start = System.nanoTime();
       try {
         releaseOffThread(held.handle);
+        StatementCosts.since(StatementCosts.RELEASE, start);
       } catch (RuntimeException e) {
         error = String.valueOf(e.getMessage());
         throw e;
@@ -448,8 +450,9 @@ public final class LockGuard {
       return;
     }
     held.sc = sc;
+    long jsonStart = System.nanoTime();
     String json = FactsExtractor.toJson(facts);
-    long start = System.nanoTime();
+    long start = StatementCosts.since(StatementCosts.JSON, jsonStart);
     Messages.Acquired granted;
     LockTelemetry.waitStarted();
     try {
@@ -464,7 +467,8 @@ public final class LockGuard {
     } finally {
       LockTelemetry.waitEnded();
     }
-    held.grantedAtNanos = System.nanoTime();
+    held.grantedAtNanos = StatementCosts.since(StatementCosts.ACQUIRE, start);
+    StatementCosts.STATEMENTS.incrementAndGet();
     held.refreshListing = granted.refreshListing();
     held.facts = facts;
     held.readEpochs = granted.readEpochs();
@@ -499,10 +503,13 @@ public final class LockGuard {
     if (sql == null) {
       sql = node.sparkContext().getLocalProperty("spark.job.description");
     }
+    long start = System.nanoTime();
     Facts facts = FactsExtractor.checkedFacts(
         c.session, analyzed, optimized, c.executionId, c.rootExecutionId, sql,
         enclosingHandles(held));
-    return withCaller(facts, c.session, node.sparkContext());
+    facts = withCaller(facts, c.session, node.sparkContext());
+    StatementCosts.since(StatementCosts.FACTS, start);
+    return facts;
   }
 
   private static Facts withCaller(Facts facts, SparkSession session, SparkContext sc) {

@@ -105,11 +105,13 @@ final class ReadFacts {
       if (!t.tracksPartitionsInCatalog() && !"hive".equalsIgnoreCase(Refs.providerOf(t))) {
         return null;
       }
+      long start = System.nanoTime();
       List<Map<String, String>> out = new ArrayList<>();
       for (CatalogTablePartition part :
           ScalaInterop.list(refs.catalog.listPartitions(id, scala.Option.empty()))) {
         out.add(Refs.orderedSpec(part.spec(), t.partitionColumnNames()));
       }
+      StatementCosts.since(StatementCosts.CATALOG, start);
       return out;
     } catch (Exception e) { // the catalog's NoSuch* exceptions are checked in Java's eyes
       return null;

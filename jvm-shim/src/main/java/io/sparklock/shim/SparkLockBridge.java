@@ -40,6 +40,15 @@ public final class SparkLockBridge {
     return FileListings.stats();
   }
 
+  /**
+   * Benchmarks and profiling: what locked statements cost the JVM so far, by phase
+   * ({@code statements=N facts=µs catalog=µs json=µs acquire=µs release=µs}, {@link
+   * StatementCosts}).
+   */
+  public static String statementCosts() {
+    return StatementCosts.text();
+  }
+
   /** Debug/testing aid: the last facts JSON this JVM sent to acquire (null before the first). */
   private static volatile String lastFacts;
 
