@@ -101,7 +101,8 @@ class HeldLocks:
         without reading every lock of a wide shared set."""
         if self.exclusive is not None:
             return self.exclusive
-        return [i.obj for i in self.locks if i.mode is LockMode.EXCLUSIVE]
+        x = LockMode.EXCLUSIVE
+        return [i.obj for i in self.locks if i.mode is x]
 
     def on_lost(self, callback: Callable[[HeldLocks], None]) -> None:
         """Call ``callback`` (once) when the manager finds these locks gone."""

@@ -132,7 +132,8 @@ class EmbeddedLockManager(LockManager):
         return removed
 
     def _held(self, entries: list[_Entry], data: LockData, owner: str) -> HeldLocks:
-        exclusive = [e.obj for e in entries if e.mode is LockMode.EXCLUSIVE]
+        x = LockMode.EXCLUSIVE  # an enum member looked up once, not per lock
+        exclusive = [e.obj for e in entries if e.mode is x]
         return HeldLocks(
             owner,
             data.query_id,
