@@ -12,6 +12,7 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils;
 import org.apache.spark.sql.catalyst.catalog.HiveTableRelation;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -39,6 +40,8 @@ final class ReadFacts {
   private final Refs refs;
   /** key → the read, first occurrence wins. */
   private final Map<String, ObjectRef> reads = new LinkedHashMap<>();
+  /** key → the catalog's table of a read, as the plan holds it (not asked again). */
+  private final Map<String, CatalogTable> tables = new LinkedHashMap<>();
   /** key → pruned partitions of that table across the optimized plan. */
   private final Map<String, PartitionsRead> partitions = new LinkedHashMap<>();
 
@@ -54,14 +57,14 @@ final class ReadFacts {
         add(refs.tableRef(v.desc(), v.isTempView()).asView());
       } else if (p instanceof LogicalRelation lr) {
         if (lr.catalogTable().isDefined()) {
-          add(refs.tableRef(lr.catalogTable().get(), false));
+          add(refs.tableRef(lr.catalogTable().get(), false), lr.catalogTable().get());
         } else if (lr.relation() instanceof HadoopFsRelation fs) {
           refs.pathRefs(fs.location()).forEach(this::add);
         } else if (lr.relation() instanceof JDBCRelation jdbc) {
           add(JdbcTargets.readOf(jdbc));
         }
       } else if (p instanceof HiveTableRelation h) {
-        add(refs.tableRef(h.tableMeta(), false));
+        add(refs.tableRef(h.tableMeta(), false), h.tableMeta());
       } else if (p instanceof DataSourceV2Relation r) {
         refs.v2Refs(r).forEach(this::add);
       } else if (p instanceof DataSourceV2ScanRelation s) {
@@ -74,7 +77,9 @@ final class ReadFacts {
       if (ref instanceof TableRef t && !t.isView()) {
         PartitionsRead pr = partitions.get(e.getKey());
         ref = t.withPartitions(
-            pr == null || pr.all ? allPartitions(t) : new ArrayList<>(pr.specs));
+            pr == null || pr.all
+                ? allPartitions(t, tables.get(e.getKey()))
+                : new ArrayList<>(pr.specs));
       }
       out.add(ref);
     }
@@ -85,14 +90,27 @@ final class ReadFacts {
     reads.putIfAbsent(Refs.key(ref), ref);
   }
 
+  private void add(ObjectRef ref, CatalogTable table) {
+    String key = Refs.key(ref);
+    if (reads.putIfAbsent(key, ref) == null) {
+      tables.put(key, table);
+    }
+  }
+
   /**
    * Every partition of a partitioned session-catalog table read without pruning (a full scan
    * keeps the table's {@code CatalogFileIndex}): a full read reads each partition, and Hive
    * locks each one SHARED -- a partition writer takes only SHARED on the table, so a reader
    * holding just the table would overlap it. Null where the catalog does not know the
    * partitions (file-system partitioning) or cannot answer.
+   *
+   * <p>The scan itself lists the partitions from the catalog once more when it runs (after the
+   * grant, so that listing cannot stand in for this one). Here only their names are asked
+   * ({@code listPartitionNames}: a Hive metastore answers names without each partition's
+   * storage descriptor, several times cheaper than {@code listPartitions}) and parsed as Spark
+   * writes them ({@code col=value/...}, escaped, in the table's column order).
    */
-  private List<Map<String, String>> allPartitions(TableRef ref) {
+  private List<Map<String, String>> allPartitions(TableRef ref, CatalogTable known) {
     if (refs.catalog == null
         || ref.partitionColumns().isEmpty()
         || !FactsExtractor.SESSION_CATALOG.equals(ref.catalog())
@@ -100,22 +118,56 @@ final class ReadFacts {
       return null;
     }
     try {
+      long start = System.nanoTime();
       TableIdentifier id = new TableIdentifier(ref.table(), scala.Option.apply(ref.database()));
-      CatalogTable t = refs.catalog.getTableMetadata(id);
+      CatalogTable t = known != null ? known : refs.catalog.getTableMetadata(id);
       if (!t.tracksPartitionsInCatalog() && !"hive".equalsIgnoreCase(Refs.providerOf(t))) {
         return null;
       }
-      long start = System.nanoTime();
+      List<String> columns = ScalaInterop.list(t.partitionColumnNames());
       List<Map<String, String>> out = new ArrayList<>();
-      for (CatalogTablePartition part :
-          ScalaInterop.list(refs.catalog.listPartitions(id, scala.Option.empty()))) {
-        out.add(Refs.orderedSpec(part.spec(), t.partitionColumnNames()));
+      try {
+        for (String name :
+            ScalaInterop.list(refs.catalog.listPartitionNames(id, scala.Option.empty()))) {
+          out.add(specOfName(name, columns));
+        }
+      } catch (IllegalArgumentException unexpected) { // a name not as Spark writes them
+        out.clear();
+        for (CatalogTablePartition part :
+            ScalaInterop.list(refs.catalog.listPartitions(id, scala.Option.empty()))) {
+          out.add(Refs.orderedSpec(part.spec(), t.partitionColumnNames()));
+        }
       }
       StatementCosts.since(StatementCosts.CATALOG, start);
       return out;
     } catch (Exception e) { // the catalog's NoSuch* exceptions are checked in Java's eyes
       return null;
     }
+  }
+
+  /**
+   * A partition's spec from its name as the catalog writes it ({@code p=1/q=a%2Fb}): the
+   * values unescaped, the table's column names (the catalog's own spelling) in its order --
+   * the spec {@code listPartitions} holds for that partition.
+   */
+  static Map<String, String> specOfName(String name, List<String> columns) {
+    Map<String, String> spec = new LinkedHashMap<>();
+    int at = 0;
+    for (int i = 0; i < columns.size(); i++) {
+      int end = at > name.length() ? -1 : name.indexOf('/', at);
+      String part = at > name.length() ? "" : name.substring(at, end < 0 ? name.length() : end);
+      int eq = part.indexOf('=');
+      if (eq < 0 || !part.substring(0, eq).equalsIgnoreCase(
+          ExternalCatalogUtils.escapePathName(columns.get(i)))) {
+        throw new IllegalArgumentException("not a partition name of " + columns + ": " + name);
+      }
+      spec.put(columns.get(i), ExternalCatalogUtils.unescapePathName(part.substring(eq + 1)));
+      at = end < 0 ? name.length() + 1 : end + 1;
+    }
+    if (at <= name.length()) {
+      throw new IllegalArgumentException("not a partition name of " + columns + ": " + name);
+    }
+    return spec;
   }
 
   /** Which partitions each table relation of the optimized plan actually reads. */
