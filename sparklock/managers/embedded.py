@@ -121,12 +121,17 @@ class EmbeddedLockManager(LockManager):
 
     def _remove(self, entries: Sequence[_Entry]) -> int:
         removed = 0
+        by_object = self._entries
         for e in entries:
-            bucket = self._entries.get(e.obj)
-            if bucket is not None and bucket.pop(e.seq, None) is not None:
+            # Taken out whole and put back only if others still lock the object: one lookup
+            # for each lock a wide set held alone.
+            bucket = by_object.pop(e.obj, None)
+            if bucket is None:
+                continue
+            if bucket.pop(e.seq, None) is not None:
                 removed += 1
-                if not bucket:
-                    del self._entries[e.obj]
+            if bucket:
+                by_object[e.obj] = bucket
         if removed:
             self._cond.notify_all()
         return removed

@@ -125,11 +125,15 @@ final class ReadFacts {
         return null;
       }
       List<String> columns = ScalaInterop.list(t.partitionColumnNames());
+      List<String> escaped = new ArrayList<>(columns.size());
+      for (String column : columns) {
+        escaped.add(ExternalCatalogUtils.escapePathName(column));
+      }
       List<Map<String, String>> out = new ArrayList<>();
       try {
         for (String name :
             ScalaInterop.list(refs.catalog.listPartitionNames(id, scala.Option.empty()))) {
-          out.add(specOfName(name, columns));
+          out.add(specOfName(name, columns, escaped));
         }
       } catch (IllegalArgumentException unexpected) { // a name not as Spark writes them
         out.clear();
@@ -148,17 +152,19 @@ final class ReadFacts {
   /**
    * A partition's spec from its name as the catalog writes it ({@code p=1/q=a%2Fb}): the
    * values unescaped, the table's column names (the catalog's own spelling) in its order --
-   * the spec {@code listPartitions} holds for that partition.
+   * the spec {@code listPartitions} holds for that partition. {@code escaped}: the column
+   * names as the name spells them.
    */
-  static Map<String, String> specOfName(String name, List<String> columns) {
+  static Map<String, String> specOfName(
+      String name, List<String> columns, List<String> escaped) {
     Map<String, String> spec = new LinkedHashMap<>();
     int at = 0;
     for (int i = 0; i < columns.size(); i++) {
       int end = at > name.length() ? -1 : name.indexOf('/', at);
       String part = at > name.length() ? "" : name.substring(at, end < 0 ? name.length() : end);
       int eq = part.indexOf('=');
-      if (eq < 0 || !part.substring(0, eq).equalsIgnoreCase(
-          ExternalCatalogUtils.escapePathName(columns.get(i)))) {
+      if (eq < 0 || !part.regionMatches(true, 0, escaped.get(i), 0, eq)
+          || escaped.get(i).length() != eq) {
         throw new IllegalArgumentException("not a partition name of " + columns + ": " + name);
       }
       spec.put(columns.get(i), ExternalCatalogUtils.unescapePathName(part.substring(eq + 1)));
