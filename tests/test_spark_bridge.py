@@ -212,8 +212,9 @@ def _spec_key(spec):
 
 
 def test_full_read_names_every_partition_as_the_catalog_holds_it(spark, record):
-    """A full read asks the catalog for partition names only (one cheap call) and parses them:
-    the specs are exactly those ``listPartitions`` holds, whatever the values."""
+    """A full read names exactly the specs ``listPartitions`` holds, whatever the values (the
+    in-memory catalog hands them over as they are; a metastore's names are parsed: the same
+    check in ``test_spark_commands_hive``)."""
     spark.sql("CREATE TABLE odd (v INT, s STRING, n INT) USING parquet PARTITIONED BY (s, n)")
     try:
         spark.sql(f"INSERT INTO odd VALUES {ODD_PARTITIONS}")

@@ -12,7 +12,10 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalog;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalogWithListener;
+import org.apache.spark.sql.catalyst.catalog.InMemoryCatalog;
 import org.apache.spark.sql.catalyst.catalog.HiveTableRelation;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -105,10 +108,11 @@ final class ReadFacts {
    * partitions (file-system partitioning) or cannot answer.
    *
    * <p>The scan itself lists the partitions from the catalog once more when it runs (after the
-   * grant, so that listing cannot stand in for this one). Here only their names are asked
-   * ({@code listPartitionNames}: a Hive metastore answers names without each partition's
-   * storage descriptor, several times cheaper than {@code listPartitions}) and parsed as Spark
-   * writes them ({@code col=value/...}, escaped, in the table's column order).
+   * grant, so that listing cannot stand in for this one). One call, the cheap one for the
+   * catalog: from a metastore only their names ({@code listPartitionNames}: a Hive metastore
+   * answers names without each partition's storage descriptor, 125 -> 18 ms for 1,000
+   * partitions on Derby), parsed as Spark writes them ({@code col=value/...}, escaped, in the
+   * table's column order); from the in-memory catalog the partitions as they are.
    */
   private List<Map<String, String>> allPartitions(TableRef ref, CatalogTable known) {
     if (refs.catalog == null
@@ -124,19 +128,9 @@ final class ReadFacts {
       if (!t.tracksPartitionsInCatalog() && !"hive".equalsIgnoreCase(Refs.providerOf(t))) {
         return null;
       }
-      List<String> columns = ScalaInterop.list(t.partitionColumnNames());
-      List<String> escaped = new ArrayList<>(columns.size());
-      for (String column : columns) {
-        escaped.add(ExternalCatalogUtils.escapePathName(column));
-      }
-      List<Map<String, String>> out = new ArrayList<>();
-      try {
-        for (String name :
-            ScalaInterop.list(refs.catalog.listPartitionNames(id, scala.Option.empty()))) {
-          out.add(specOfName(name, columns, escaped));
-        }
-      } catch (IllegalArgumentException unexpected) { // a name not as Spark writes them
-        out.clear();
+      List<Map<String, String>> out = inMemory() ? null : byName(id, t);
+      if (out == null) {
+        out = new ArrayList<>();
         for (CatalogTablePartition part :
             ScalaInterop.list(refs.catalog.listPartitions(id, scala.Option.empty()))) {
           out.add(Refs.orderedSpec(part.spec(), t.partitionColumnNames()));
@@ -147,6 +141,38 @@ final class ReadFacts {
     } catch (Exception e) { // the catalog's NoSuch* exceptions are checked in Java's eyes
       return null;
     }
+  }
+
+  /**
+   * Whether the session catalog keeps its partitions in this JVM's memory (Spark's in-memory
+   * catalog): {@code listPartitions} hands them over as they are there, while their names
+   * would be made, sorted and parsed for nothing.
+   */
+  private boolean inMemory() {
+    ExternalCatalog external = refs.catalog.externalCatalog();
+    if (external instanceof ExternalCatalogWithListener listened) {
+      external = listened.unwrapped();
+    }
+    return external instanceof InMemoryCatalog;
+  }
+
+  /** The partitions by name, or null when a name is not as Spark writes them. */
+  private List<Map<String, String>> byName(TableIdentifier id, CatalogTable t) {
+    List<String> columns = ScalaInterop.list(t.partitionColumnNames());
+    List<String> escaped = new ArrayList<>(columns.size());
+    for (String column : columns) {
+      escaped.add(ExternalCatalogUtils.escapePathName(column));
+    }
+    List<Map<String, String>> out = new ArrayList<>();
+    try {
+      for (String name :
+          ScalaInterop.list(refs.catalog.listPartitionNames(id, scala.Option.empty()))) {
+        out.add(specOfName(name, columns, escaped));
+      }
+    } catch (IllegalArgumentException unexpected) {
+      return null;
+    }
+    return out;
   }
 
   /**
