@@ -121,8 +121,8 @@ def build_lock_set(
 
 
 #: The global acquisition order (``LockObject.sort_key``: its path components, so parents sort
-#: before children), read from the cached components without a call per object.
-_ORDER = operator.attrgetter("obj.components")
+#: before children), read from the object's cache without a Python call per object.
+_ORDER = operator.attrgetter("obj.sort_key")
 
 
 # Query text kept in lock data by default (ZooKeeper node data is limited to 1 MB; Hive's

@@ -281,10 +281,13 @@ class LockObject:
         head = "@".join(comps[:2])
         return head if len(comps) <= 2 else f"{head}@{'/'.join(comps[2:])}"
 
-    @property
-    def sort_key(self) -> tuple[str, ...]:
-        """The global acquisition order: path components, so parents sort before children."""
-        return self.components
+    @cached_property
+    def sort_key(self) -> str:
+        """The global acquisition order: path components, so parents sort before children.
+
+        Joined by NUL, which no escaped component holds, so one string comparison orders two
+        objects exactly as their components' tuples would (a lock set sorts thousands)."""
+        return "\x00".join(self.components)
 
     def path(self, namespace_root: str) -> str:
         """Absolute znode path below ``namespace_root`` (e.g. ``/hive_zookeeper_namespace``)."""
@@ -347,6 +350,7 @@ class LockObject:
         state = dict(self.__dict__)
         state.pop("_hash", None)
         state.pop("parent", None)  # cached: made again on first use
+        state.pop("sort_key", None)
         return state
 
 
