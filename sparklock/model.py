@@ -6,6 +6,7 @@ apart on what is compatible, what order locks are taken in, or who blocks whom.
 
 from __future__ import annotations
 
+import operator
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -95,23 +96,33 @@ def build_lock_set(
     """
     if isinstance(requests, LockSet):
         return requests
-    modes: dict[LockObject, LockMode] = {}
-
-    def add(obj: LockObject, mode: LockMode) -> None:
-        if modes.get(obj) is not LockMode.EXCLUSIVE:
-            modes[obj] = mode
-
+    # One entry per object: the request itself when it decides the mode, so a wide read's
+    # thousands of (cached) partition requests are kept as they are, never made again.
+    chosen: dict[LockObject, LockRequest] = {}
+    exclusive = LockMode.EXCLUSIVE
+    last_parent = None  # the parent whose ancestors are known to be in the set
     for req in requests:
-        add(req.obj, req.mode)
-        if with_ancestors:
-            # Up to the first ancestor already in the set: its own ancestors are too (every
-            # object added gets them), and SHARED changes nothing on an object already there. A
-            # wide read's thousands of partitions share their table's and database's entries.
-            node = req.obj.parent
-            while node is not None and node not in modes:
-                modes[node] = LockMode.SHARED
-                node = node.parent
-    return LockSet(LockRequest(o, modes[o]) for o in sorted(modes, key=lambda o: o.sort_key))
+        obj = req.obj
+        have = chosen.get(obj)
+        if have is None or (req.mode is exclusive and have.mode is not exclusive):
+            chosen[obj] = req
+        if not with_ancestors:
+            continue
+        node = obj.parent
+        if node is last_parent:  # a wide read: the same table, partition after partition
+            continue
+        last_parent = node
+        # Up to the first ancestor already in the set: its own ancestors are too (every
+        # object added gets them), and SHARED changes nothing on an object already there.
+        while node is not None and node not in chosen:
+            chosen[node] = LockRequest(node, LockMode.SHARED)
+            node = node.parent
+    return LockSet(sorted(chosen.values(), key=_ORDER))
+
+
+#: The global acquisition order (``LockObject.sort_key``: its path components, so parents sort
+#: before children), read from the object's cache without a Python call per object.
+_ORDER = operator.attrgetter("obj.sort_key")
 
 
 # Query text kept in lock data by default (ZooKeeper node data is limited to 1 MB; Hive's

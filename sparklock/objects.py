@@ -281,17 +281,20 @@ class LockObject:
         head = "@".join(comps[:2])
         return head if len(comps) <= 2 else f"{head}@{'/'.join(comps[2:])}"
 
-    @property
-    def sort_key(self) -> tuple[str, ...]:
-        """The global acquisition order: path components, so parents sort before children."""
-        return self.components
+    @cached_property
+    def sort_key(self) -> str:
+        """The global acquisition order: path components, so parents sort before children.
+
+        Joined by NUL, which no escaped component holds, so one string comparison orders two
+        objects exactly as their components' tuples would (a lock set sorts thousands)."""
+        return "\x00".join(self.components)
 
     def path(self, namespace_root: str) -> str:
         """Absolute znode path below ``namespace_root`` (e.g. ``/hive_zookeeper_namespace``)."""
         return "/".join((namespace_root.rstrip("/"), *self.components))
 
     # -- hierarchy ----------------------------------------------------------------------------
-    @property
+    @cached_property  # lock sets walk up from every object: a wide read asks it thousands of times
     def parent(self) -> LockObject | None:
         if self.facet is not None:
             return _interned(self.database, self.table, ())
@@ -323,11 +326,12 @@ class LockObject:
     # statement: the hash is computed once per object (the generated one hashed every field, the
     # partition's pairs included, each time), equality looks at identity and the hash first.
     def __hash__(self) -> int:
-        cached = self.__dict__.get("_hash")
-        if cached is None:
+        try:
+            return self._hash  # an instance attribute: ~3x quicker than asking __dict__
+        except AttributeError:
             cached = hash((self.database, self.table, self.partition, self.facet))
             self.__dict__["_hash"] = cached
-        return cached
+            return cached
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -345,6 +349,8 @@ class LockObject:
         """Pickled without the cached hash (string hashes differ between processes)."""
         state = dict(self.__dict__)
         state.pop("_hash", None)
+        state.pop("parent", None)  # cached: made again on first use
+        state.pop("sort_key", None)
         return state
 
 

@@ -135,8 +135,52 @@ def read_requests(
         requests.append(LockRequest(LockObject.table_writers(table.database, table.table), S))
         return requests
     if partitions and columns:
-        requests.extend(LockRequest(_partition(table, columns, p), S) for p in partitions)
+        requests.extend(_shared_partitions(table, columns, partitions))
     return requests
+
+
+#: How many tables keep their partition requests, and how many each (a request and its object,
+#: names included, take about 1 KB; the objects' own cache is as bounded).
+_REQUEST_TABLES = 4
+_REQUESTS_PER_TABLE = 1 << 15
+
+
+def _shared_partitions(
+    table: LockObject, columns: tuple[str, ...], specs: Iterable[Spec]
+) -> list[LockRequest]:
+    """SHARED on each partition read, thousands for a full read of a wide table.
+
+    The JVM names each spec's columns in the table's order, so a spec whose keys are exactly
+    ``columns`` is found by its values among the table's requests made before (anything else
+    goes the general way, :func:`_partition`): a request is made once per partition and reused
+    by every statement that reads it, like its object."""
+    columns = tuple(columns)
+    keys = tuple(c.lower() for c in columns)
+    database, name = table.database, table.table or ""
+    made = _table_requests(database, name, keys)
+    out = []
+    for spec in specs:
+        if tuple(spec) != columns:
+            out.append(LockRequest(_partition(table, columns, spec), S))
+            continue
+        values = tuple(spec.values())
+        req = made.get(values)
+        if req is None:
+            if len(made) >= _REQUESTS_PER_TABLE:
+                made.clear()  # wider than kept: made again, statement by statement
+            items = tuple(zip(keys, values, strict=True))
+            req = made[values] = LockRequest(_partition_object(database, name, items), S)
+        out.append(req)
+    return out
+
+
+@functools.lru_cache(maxsize=_REQUEST_TABLES)
+def _table_requests(
+    database: str, table: str, keys: tuple[str, ...]
+) -> dict[tuple[str | None, ...], LockRequest]:
+    """One table's SHARED partition requests, by their values in ``keys`` order (filled by
+    :func:`_shared_partitions`; two threads making the same one make equal requests)."""
+    return {}
 
 
 def write_requests(ref: WriteRef, current_db: str = "default") -> list[LockRequest]:

@@ -114,6 +114,33 @@ def test_names_stay_inside_their_node(zk, zk_namespace, database, table, spec):
         node = f"{node}/{c}"
 
 
+_objects = st.builds(
+    lambda db, table, spec: (db, table, tuple(spec)),
+    st.sampled_from(["db", "d", "db-", "db\x00"]) | name_text,
+    st.none() | st.sampled_from(["t", "t-", "t/"]) | name_text,
+    st.lists(st.tuples(st.sampled_from(["p", "q"]) | name_text, value_text), max_size=3),
+)
+
+
+def _object(fields) -> LockObject | None:
+    try:
+        return LockObject(*fields)
+    except InvalidObjectError:
+        return None
+
+
+@settings(max_examples=NAME_EXAMPLES, deadline=None)
+@given(a=_objects, b=_objects)
+def test_sort_key_orders_as_the_components_do(a, b):
+    """The lock order compares one string per object: exactly the components' tuple order."""
+    a, b = _object(a), _object(b)
+    if a is None or b is None:
+        return
+    assert "\x00" not in "".join(a.components)
+    assert (a.sort_key < b.sort_key) == (a.components < b.components)
+    assert (a.sort_key == b.sort_key) == (a == b)
+
+
 @pytest.mark.parametrize("name", ["\U00010000", "sales_\U0001f600", "\U0010ffff"])
 def test_non_bmp_names_are_escaped(zk, zk_namespace, name):
     obj = LockObject.of_partition("default", "t", [("p", name)])

@@ -29,7 +29,7 @@ from sparklock.service import get_service  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.contract import assert_records_match  # noqa: E402
 from tests.support.locks import held  # noqa: E402
-from tests.support.spark import SparkSpec  # noqa: E402
+from tests.support.spark import SparkSpec, catalog_partition_specs  # noqa: E402
 from tests.support.spark_versions import SPARK_LINE  # noqa: E402
 
 pytestmark = pytest.mark.spark
@@ -199,6 +199,34 @@ def test_pruned_read_lists_only_the_selected_partitions(spark, record):
         {"p": "1", "q": "b"},
         {"p": "2", "q": "a"},
     ]
+
+
+#: Partition values Spark escapes in directory and partition names, a non-ASCII one, the default
+#: partition (NULL and the empty string) in either column.
+ODD_PARTITIONS = "(1, 'a/b', 1), (2, 'x=y', 2), (3, '50%', NULL), (4, 'c:d', 4), (5, 'sp ace', 5), \
+(6, 'ü', 6), (7, NULL, 7), (8, '', 8), (9, 'q#?*[]', 9)"
+
+
+def _spec_key(spec):
+    return sorted((k, str(v)) for k, v in spec.items())
+
+
+def test_full_read_names_every_partition_as_the_catalog_holds_it(spark, record):
+    """A full read names exactly the specs ``listPartitions`` holds, whatever the values (the
+    in-memory catalog hands them over as they are; a metastore's names are parsed: the same
+    check in ``test_spark_commands_hive``)."""
+    spark.sql("CREATE TABLE odd (v INT, s STRING, n INT) USING parquet PARTITIONED BY (s, n)")
+    try:
+        spark.sql(f"INSERT INTO odd VALUES {ODD_PARTITIONS}")
+        record.clear()
+        assert spark.sql("SELECT count(*) FROM odd").collect()[0][0] == 9
+        (read,) = [r for r in only(record)["reads"] if r["table"] == "odd"]
+        expected = catalog_partition_specs(spark, "odd")
+        assert len(expected) == 9
+        assert sorted(read["partitions"], key=_spec_key) == sorted(expected, key=_spec_key)
+        assert all(list(spec) == ["s", "n"] for spec in read["partitions"])  # column order
+    finally:
+        spark.sql("DROP TABLE IF EXISTS odd")
 
 
 def test_views_report_the_view_and_what_it_reads(spark, record):

@@ -17,8 +17,9 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 
 
+from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.locks import explain, requested  # noqa: E402
-from tests.support.spark import SparkSpec  # noqa: E402
+from tests.support.spark import SparkSpec, catalog_partition_specs  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("no_leftover_locks")]
 
@@ -108,3 +109,25 @@ def test_load_data_like_insert(spark, warehouse):
     assert explain(spark, into_table) == sorted([D, X(HU)])
     assert requested(spark, lambda: spark.sql(into_table)) == [sorted([D, X(HU)])]
     assert spark.table("hu").count() == 2
+
+
+def test_full_read_names_every_partition_as_the_metastore_holds_it(spark):
+    """With a Hive metastore a full read asks for partition names only (no storage descriptor
+    per partition): the specs are exactly those the metastore's partitions hold."""
+    spark.sql("DROP TABLE IF EXISTS hodd")
+    spark.sql("CREATE TABLE hodd (v INT) PARTITIONED BY (s STRING, n INT) STORED AS PARQUET")
+    try:
+        spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+        spark.sql(
+            "INSERT INTO hodd PARTITION (s, n) VALUES (1, 'a/b', 1), (2, 'x=y', 2), "
+            "(3, '50%', NULL), (4, 'c:d', 4), (5, 'ü', 5), (6, NULL, 6)"
+        )
+        with callback_of(spark).recording() as recorded:
+            assert spark.sql("SELECT count(*) FROM hodd").collect()[0][0] == 6
+        reads = [r for f in recorded for r in f.reads if getattr(r, "table", None) == "hodd"]
+        expected = catalog_partition_specs(spark, "hodd")
+        key = lambda spec: sorted((k, str(v)) for k, v in spec.items())  # noqa: E731
+        assert len(expected) == 6
+        assert sorted(map(dict, reads[0].partitions), key=key) == sorted(expected, key=key)
+    finally:
+        spark.sql("DROP TABLE IF EXISTS hodd")

@@ -70,7 +70,7 @@ class HeldLocks:
     owner: str
     query_id: str
     lock_type: LockType
-    locks: list[LockInfo]
+    locks: Sequence[LockInfo]  # a list, or a manager's sequence that makes them when read
     manager: LockManager | None = field(default=None, repr=False)
     lost_reason: str | None = None
     released: bool = False
@@ -79,6 +79,9 @@ class HeldLocks:
     waited_ns: int = 0
     # Manager-private: what the manager needs to release these locks (entries, znode paths).
     handles: list = field(default_factory=list, repr=False)
+    #: The objects held EXCLUSIVE, when the manager noted them while taking the set (None: read
+    #: them from ``locks``); see :meth:`exclusive_objects`.
+    exclusive: list[LockObject] | None = field(default=None, repr=False)
     _lost_callbacks: list[Callable[[HeldLocks], None]] = field(default_factory=list, repr=False)
 
     @property
@@ -92,6 +95,14 @@ class HeldLocks:
             raise LocksLostError(
                 f"query {self.query_id} lost its locks ({self.lost_reason}); locks were: {names}"
             )
+
+    def exclusive_objects(self) -> list[LockObject]:
+        """The objects held EXCLUSIVE: what the release counts as written (``service.epochs``),
+        without reading every lock of a wide shared set."""
+        if self.exclusive is not None:
+            return self.exclusive
+        x = LockMode.EXCLUSIVE
+        return [i.obj for i in self.locks if i.mode is x]
 
     def on_lost(self, callback: Callable[[HeldLocks], None]) -> None:
         """Call ``callback`` (once) when the manager finds these locks gone."""

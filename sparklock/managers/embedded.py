@@ -11,7 +11,7 @@ import dataclasses
 import itertools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..config import LockSettings
@@ -50,6 +50,39 @@ class _Entry:
         return LockInfo(self.obj, self.mode, self.data, f"{self.seq:010d}", self.owner)
 
 
+class _Infos(Sequence[LockInfo]):
+    """``HeldLocks.locks`` of a granted set, each made when first read: the grant answers only
+    their count, and what reads them (the journal, nested statements, a lost-locks message) is
+    rare, so a wide read does not pay an object per lock it never shows. The entries do not
+    change once granted, so a late copy is the one an eager one would have been."""
+
+    __slots__ = ("_entries", "_made")
+
+    def __init__(self, entries: list[_Entry]) -> None:
+        self._entries = entries
+        self._made: list[LockInfo] | None = None
+
+    def _infos(self) -> list[LockInfo]:
+        if self._made is None:
+            self._made = [e.info() for e in self._entries]
+        return self._made
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._infos()[index]
+
+    def __iter__(self) -> Iterator[LockInfo]:
+        return iter(self._infos())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return repr(self._infos())
+
+
 class EmbeddedLockManager(LockManager):
     kind = "embedded"
 
@@ -75,26 +108,46 @@ class EmbeddedLockManager(LockManager):
         decision = decide(entry.contender, [e.contender for e in siblings.values()], own_explicit)
         return [by_key[c.key] for c in decision.blockers]
 
-    def _insert(self, req: LockRequest, data: LockData, owner: str) -> _Entry:
+    def _insert(self, req: LockRequest, data: LockData, owner: str) -> tuple[_Entry, bool]:
+        """The entry of ``req``, and whether it is alone on its object: nothing can block it then
+        (the common case of a wide lock set, one dictionary lookup per lock)."""
         entry = _Entry(next(self._seq), req.obj, req.mode, data, owner)
-        self._entries.setdefault(req.obj, {})[entry.seq] = entry
-        return entry
+        bucket = self._entries.get(req.obj)
+        if bucket is None:
+            self._entries[req.obj] = {entry.seq: entry}
+            return entry, True
+        bucket[entry.seq] = entry
+        return entry, False
 
     def _remove(self, entries: Sequence[_Entry]) -> int:
         removed = 0
+        by_object = self._entries
         for e in entries:
-            bucket = self._entries.get(e.obj)
-            if bucket is not None and bucket.pop(e.seq, None) is not None:
+            # Taken out whole and put back only if others still lock the object: one lookup
+            # for each lock a wide set held alone.
+            bucket = by_object.pop(e.obj, None)
+            if bucket is None:
+                continue
+            if bucket.pop(e.seq, None) is not None:
                 removed += 1
-                if not bucket:
-                    del self._entries[e.obj]
+            if bucket:
+                by_object[e.obj] = bucket
         if removed:
             self._cond.notify_all()
         return removed
 
     def _held(self, entries: list[_Entry], data: LockData, owner: str) -> HeldLocks:
-        infos = [e.info() for e in entries]
-        return HeldLocks(owner, data.query_id, data.lock_type, infos, self, handles=entries)
+        x = LockMode.EXCLUSIVE  # an enum member looked up once, not per lock
+        exclusive = [e.obj for e in entries if e.mode is x]
+        return HeldLocks(
+            owner,
+            data.query_id,
+            data.lock_type,
+            _Infos(entries),
+            self,
+            handles=entries,
+            exclusive=exclusive,
+        )
 
     # -- policies -----------------------------------------------------------------------------
     def _attempt(
@@ -105,8 +158,10 @@ class EmbeddedLockManager(LockManager):
         with self._cond:
             taken: list[_Entry] = []
             for req in lock_set:
-                entry = self._insert(req, data, owner)
+                entry, alone = self._insert(req, data, owner)
                 taken.append(entry)
+                if alone:
+                    continue
                 blockers = self._blockers(entry)
                 if blockers:
                     self._remove(taken)
@@ -118,8 +173,10 @@ class EmbeddedLockManager(LockManager):
         taken: list[_Entry] = []
         with self._cond:
             for req in lock_set:
-                entry = self._insert(req, data, owner)
+                entry, alone = self._insert(req, data, owner)
                 taken.append(entry)
+                if alone:
+                    continue
                 waited = False
                 while True:
                     blockers = self._blockers(entry)

@@ -217,7 +217,9 @@ class LockService:
             return
         if self._journal.on:
             self._journal.record({"ev": "release", "handle": handle, "t": time.monotonic_ns()})
-        self._epochs.written(held.locks)  # before the locks go: a reader granted next sees it
+        written = held.exclusive_objects()  # before the locks go: a reader granted next sees it
+        if written:
+            self._epochs.written_objects(written)
         try:
             held.release()
         except UnlockError:

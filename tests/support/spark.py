@@ -112,3 +112,22 @@ def zookeeper_conf(address: str, namespace: str) -> dict[str, str]:
         "spark.sparklock.zookeeper.quorum": address,
         "spark.sparklock.zookeeper.namespace": namespace,
     }
+
+
+def catalog_partition_specs(session: SparkSession, table: str, database: str = "default") -> list:
+    """Every partition spec of a table as the session catalog holds it (``listPartitions``,
+    through py4j): what a full read's facts must name, read the expensive way."""
+    jvm = session._jvm
+    in_db = jvm.scala.Option.apply(database)
+    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(table, in_db)
+    catalog = session._jsparkSession.sessionState().catalog()
+    parts = catalog.listPartitions(ident, jvm.scala.Option.empty()).iterator()
+    specs = []
+    while parts.hasNext():
+        pairs = parts.next().spec().iterator()
+        spec = {}
+        while pairs.hasNext():
+            pair = pairs.next()
+            spec[pair._1()] = pair._2()
+        specs.append(spec)
+    return specs

@@ -42,7 +42,7 @@ public final class SparkLockBridge {
 
   /**
    * Tests and benchmarks: where locked statements spent their JVM-side time so far in this JVM,
-   * {@code acquires=N facts=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
+   * {@code acquires=N facts=µs catalog=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
    * (sums; see {@link StatementTimings}).
    */
   public static String timingStats() {

@@ -20,6 +20,8 @@ final class StatementTimings {
   static final AtomicLong ACQUIRES = new AtomicLong();
   /** Extracting the facts from the plans and writing their JSON. */
   static final AtomicLong FACTS_NANOS = new AtomicLong();
+  /** Of those, asking the catalog for the partitions of tables read whole ({@link ReadFacts}). */
+  static final AtomicLong CATALOG_NANOS = new AtomicLong();
   /** The acquire call into Python, answer parsed (the action thread waits for it). */
   static final AtomicLong ACQUIRE_NANOS = new AtomicLong();
   /** The re-listing check after the grant ({@link FileListings}), before any job. */
@@ -43,12 +45,13 @@ final class StatementTimings {
   static volatile long lastReleaseAnswered;
 
   /**
-   * {@code acquires=N facts=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
+   * {@code acquires=N facts=µs catalog=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
    * and the last calls' stamps ({@code lastAcquireSent=ns ...}).
    */
   static String stats() {
     return "acquires=" + ACQUIRES.get()
         + " facts=" + FACTS_NANOS.get() / 1000
+        + " catalog=" + CATALOG_NANOS.get() / 1000
         + " acquire=" + ACQUIRE_NANOS.get() / 1000
         + " afterGrant=" + AFTER_GRANT_NANOS.get() / 1000
         + " releases=" + RELEASES.get()
