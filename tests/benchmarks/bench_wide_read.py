@@ -15,6 +15,7 @@ untimed warm-up round of its own. The ZooKeeper server is warmed up first with u
 of the table's width (``common.warm_up``): a fresh server's JIT takes ~20 wide statements to settle.
 
     python3 -m tests.benchmarks.bench_wide_read [--quick] [--partitions 1000,10000]
+                                                [--refresh true,all]
 """
 
 from __future__ import annotations
@@ -57,7 +58,11 @@ def _timed(spark, sql: str) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def run(quick: bool = False, partitions: tuple[int, ...] = PARTITIONS) -> dict:
+def run(
+    quick: bool = False,
+    partitions: tuple[int, ...] = PARTITIONS,
+    modes: tuple[tuple[str, str], ...] = MODES,
+) -> dict:
     logging.getLogger("py4j").setLevel(logging.WARNING)
     rounds = QUICK_ROUNDS if quick else ROUNDS
     warehouse = tempfile.mkdtemp(prefix="sparklock-bench-wide-read-")
@@ -73,7 +78,7 @@ def run(quick: bool = False, partitions: tuple[int, ...] = PARTITIONS) -> dict:
             spark = build_session("bench-wide-read", warehouse, conf=conf)
             try:
                 for n in partitions:
-                    result.update(_one_table(spark, n, rounds.get(n, 3)))
+                    result.update(_one_table(spark, n, rounds.get(n, 3), modes))
             finally:
                 spark.stop()
                 from sparklock.managers import close_all
@@ -84,7 +89,7 @@ def run(quick: bool = False, partitions: tuple[int, ...] = PARTITIONS) -> dict:
     return result
 
 
-def _one_table(spark, n: int, rounds: int) -> dict:
+def _one_table(spark, n: int, rounds: int, modes: tuple[tuple[str, str], ...]) -> dict:
     table = f"wide{n}"
     _set(spark, None)
     t0 = time.perf_counter()
@@ -93,12 +98,12 @@ def _one_table(spark, n: int, rounds: int) -> dict:
     created = time.perf_counter() - t0
     sql = f"SELECT count(*), sum(v) FROM {table}"
     spark.sql(sql).collect()  # the session's relation and file status cache, as a user's
-    for manager, refresh in MODES:  # JIT and first listings of every mode, untimed
+    for manager, refresh in modes:  # JIT and first listings of every mode, untimed
         _set(spark, manager, refresh)
         spark.sql(sql).collect()
     rows = []
     result = {}
-    for manager, refresh in MODES:
+    for manager, refresh in modes:
         unlocked: list[float] = []
         locked: list[float] = []
         listed = whole = 0
@@ -156,5 +161,18 @@ if __name__ == "__main__":
     parser.add_argument(
         "--partitions", default=",".join(str(p) for p in PARTITIONS), help="table widths"
     )
+    parser.add_argument(
+        "--refresh",
+        default="true,all",
+        help="refreshListing values to run (true: changed only, all: full re-list)",
+    )
     args = parser.parse_args()
-    run(args.quick, tuple(int(p) for p in args.partitions.split(",")))
+    wanted = args.refresh.split(",")
+    unknown = sorted(set(wanted) - set(LABELS))
+    if unknown:
+        parser.error(f"--refresh: unknown {', '.join(unknown)}; choose from {', '.join(LABELS)}")
+    run(
+        args.quick,
+        tuple(int(p) for p in args.partitions.split(",")),
+        tuple(m for m in MODES if m[1] in wanted),
+    )
