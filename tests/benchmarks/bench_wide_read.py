@@ -10,9 +10,10 @@ ZooKeeper manager (a ZooKeeper of its own on loopback), each with the re-listing
 nothing here) and with ``=all`` (every partition directory listed again after every grant, the
 rule before write epochs). ``listed`` is the partition directories the JVM listed per locked
 statement, and the file indexes it refreshed whole (``SparkLockBridge.listingStats``). Blocks
-run in the order of the table, after one untimed statement in every mode and each after one
-untimed warm-up round of its own. The ZooKeeper server is warmed up first with untimed lock sets
-of the table's width (``common.warm_up``): a fresh server's JIT takes ~20 wide statements to settle.
+run after one untimed statement in every mode, each mode's rounds in two blocks in mirrored
+order (the table's order, then back), each block after one untimed warm-up round of its own.
+The ZooKeeper server is warmed up first with untimed lock sets of the table's width
+(``common.warm_up``): a fresh server's JIT takes ~20 wide statements to settle.
 
     python3 -m tests.benchmarks.bench_wide_read [--quick] [--partitions 1000,10000]
                                                 [--refresh true,all]
@@ -103,24 +104,35 @@ def _one_table(spark, n: int, rounds: int, modes: tuple[tuple[str, str], ...]) -
         spark.sql(sql).collect()
     rows = []
     result = {}
+    unlocked_of: dict[tuple[str, str], list[float]] = {m: [] for m in modes}
+    locked_of: dict[tuple[str, str], list[float]] = {m: [] for m in modes}
+    counts = {m: [0, 0] for m in modes}  # directories listed, indexes refreshed whole
+    # mirrored blocks (A B C D D C B A): the locked path's JIT keeps warming for a while after
+    # the untimed statements, and one block per mode would charge it to the first mode
+    for half, order in enumerate((modes, modes[::-1])):
+        for manager, refresh in order:
+            mode_key = (manager, refresh)
+            block = (rounds + 1 - half) // 2  # odd counts: the first half has one more
+            if not block:
+                continue
+            for i in range(block + 1):
+                order_pair = ((None, unlocked_of[mode_key]), (manager, locked_of[mode_key]))
+                if i % 2:
+                    order_pair = order_pair[::-1]
+                for mode, times in order_pair:
+                    _set(spark, mode, refresh)
+                    before = _stats(spark)
+                    elapsed = _timed(spark, sql)
+                    if i:  # each block's round 0 warms the mode up
+                        times.append(elapsed)
+                        if mode is not None:
+                            after = _stats(spark)
+                            counts[mode_key][0] += after["paths"] - before["paths"]
+                            counts[mode_key][1] += after["whole"] - before["whole"]
     for manager, refresh in modes:
-        unlocked: list[float] = []
-        locked: list[float] = []
-        listed = whole = 0
-        for i in range(rounds + 1):
-            order = ((None, unlocked), (manager, locked))
-            if i % 2:
-                order = order[::-1]
-            for mode, times in order:
-                _set(spark, mode, refresh)
-                before = _stats(spark)
-                elapsed = _timed(spark, sql)
-                if i:  # round 0 warms the mode up
-                    times.append(elapsed)
-                    if mode is not None:
-                        after = _stats(spark)
-                        listed += after["paths"] - before["paths"]
-                        whole += after["whole"] - before["whole"]
+        unlocked = unlocked_of[manager, refresh]
+        locked = locked_of[manager, refresh]
+        listed, whole = counts[manager, refresh]
         _set(spark, None)
         r = common.median([a / b for a, b in zip(locked, unlocked, strict=True)])
         result[n, manager, refresh] = (common.median(unlocked), common.median(locked), r)
