@@ -4,10 +4,13 @@ kept)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from sparklock.config import LockSettings
 from sparklock.managers.zookeeper import ZooKeeperLockManager
+from sparklock.managers.zookeeper.transport import MULTI_BYTES, MULTI_READ_OPS
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
 from tests.support.zk_requests import counted
@@ -18,8 +21,12 @@ pytestmark = pytest.mark.zookeeper
 
 #: Enough partitions that the lock nodes and their object nodes exceed one multi (MULTI_BYTES).
 PARTITIONS = 3000
-#: At most: the lock nodes' multis, a batched read of 1,000 nodes a request, the objects' multis.
-MOST_REQUESTS = 10
+#: At most: the lock nodes' multis, a batched read of 1,000 nodes a request, the objects' multis
+#: (each operation well under 80 bytes), and a request of slack per step: a handful, however many
+#: other holders there are.
+MOST_REQUESTS = (
+    2 * math.ceil(PARTITIONS * 80 / MULTI_BYTES) + math.ceil(PARTITIONS / MULTI_READ_OPS) + 3
+)
 
 
 @pytest.fixture(scope="module")

@@ -48,8 +48,13 @@ WriteOp = Create | Delete
 
 #: Operations per multiRead request (keeps each request far below jute.maxbuffer).
 MULTI_READ_OPS = 1000
-#: Bytes of operations per write ``multi`` (ZooKeeper refuses requests above jute.maxbuffer, 1 MB).
-MULTI_BYTES = 512 * 1024
+#: Bytes of operations per write ``multi``. Far below jute.maxbuffer (1 MB, where ZooKeeper
+#: refuses a request) because every server keeps its last 500 transactions in memory
+#: (``zookeeper.commitLogCount``, for syncing followers), at ~5x their bytes: with 512 KB multis a
+#: few 10,000-partition reads filled a 256 MB server's heap (OutOfMemoryError) and would hold
+#: ~1.2 GB on any server; 64 KB bounds it to ~160 MB (measured: a 256 MB server plateaus at
+#: 161 MB over 40 such reads) for a few more round trips per wide set (1,000 partitions: 5).
+MULTI_BYTES = 64 * 1024
 #: The ACL our ``Create`` operations carry until sent (the client's own replaces it if it has
 #: one): kazoo's open ACL as a tuple, so that an operation holds only immutable atoms and Python's
 #: GC stops tracking it at its first look instead of carrying 20,000 of a wide set into its
