@@ -33,7 +33,6 @@ import shutil
 import tempfile
 import time
 
-from sparklock.managers.zookeeper import ZooKeeperLockManager
 from tests.support.spark import build_session
 
 from . import common
@@ -98,8 +97,7 @@ def run(quick: bool = False) -> dict:
     times: dict[tuple[str, str], list[tuple[float, float]]] = {}
     try:
         with common.zookeeper() as zk:
-            with ZooKeeperLockManager.connect(zk.address, "bench_spark_warmup") as warm:
-                common.warm_up(warm)  # the server's JIT, as every other benchmark's
+            common.warm_server(zk)  # the server's JIT, as every other benchmark's
             spark = session(warehouse, zk.address)
             try:
                 set_mode(spark, "unlocked")

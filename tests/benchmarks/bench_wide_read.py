@@ -70,8 +70,7 @@ def run(
     result: dict = {}
     try:
         with common.zookeeper() as zk:
-            with common.sparklock_on(zk) as manager:  # the server's JIT warm, as in production
-                common.warm_up(manager, width=max(partitions))
+            common.warm_server(zk, width=max(partitions))  # the server's JIT, as in production
             conf = {
                 "spark.sparklock.zookeeper.quorum": zk.address,
                 "spark.sparklock.zookeeper.namespace": "bench_wide_read",

@@ -112,6 +112,13 @@ def warm_up(manager, seconds: float = WARMUP_SECONDS, width: int = 100) -> None:
         i += 1
 
 
+def warm_server(zk: ZooKeeperServer, width: int = 100) -> None:
+    """Warm a benchmark's ZooKeeper server up (``warm_up``) on a connection of its own, closed
+    after: for benchmarks whose timed client is a Spark session, not a manager of theirs."""
+    with ZooKeeperLockManager.connect(zk.address, "bench_warmup") as manager:
+        warm_up(manager, width=width)
+
+
 # -- figures and tables --------------------------------------------------------------------------
 @contextlib.contextmanager
 def sparklock_on(zk: ZooKeeperServer) -> Iterator[ZooKeeperLockManager]:

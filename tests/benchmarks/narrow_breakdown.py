@@ -32,7 +32,6 @@ import tempfile
 import threading
 import time
 
-from sparklock.managers.zookeeper import ZooKeeperLockManager
 from tests.support.spark import build_session
 
 from . import common
@@ -260,8 +259,7 @@ def run(modes: list[str], rounds: int) -> None:
                 "spark.sparklock.zookeeper.quorum": zk.address,
                 "spark.sparklock.zookeeper.namespace": "breakdown",
             }
-            with ZooKeeperLockManager.connect(zk.address, "breakdown_warmup") as warm:
-                common.warm_up(warm)  # the server's JIT (see bench_spark)
+            common.warm_server(zk)  # the server's JIT (see bench_spark)
             spark = build_session("breakdown", warehouse, conf=conf)
             try:
                 set_mode(spark, "unlocked")
