@@ -234,12 +234,19 @@ class Cleanup:
             try:
                 left = []
                 ops = [Delete(p, -1) for p in remaining]
-                for part, size in weighed_batches(ops):
+                parts = list(weighed_batches(ops))
+                outcomes, _ = self.transport.commit_batches(
+                    [(ops[part], size) for part, size in parts],
+                    "releasing locks",
+                    connect_wait=self.release_wait,
+                )
+                for (part, _), outcome in zip(parts, outcomes, strict=True):
                     batch = remaining[part]
-                    results = self.transport.commit(
-                        ops[part], "releasing locks", self.release_wait, size
-                    )
-                    failure = multi_failure(results)
+                    if isinstance(outcome, BaseException):  # unknown or not sent: try again
+                        last = outcome
+                        left.extend(batch)
+                        continue
+                    failure = multi_failure(outcome)
                     if failure is None:
                         continue
                     if not isinstance(failure, NoNodeError):

@@ -176,22 +176,40 @@ class Lane:
         ``size`` is the member's weight against the lane's limit. Failures of the whole request
         (connection loss, time-out) raise, as kazoo's own ``get`` would.
         """
+        return self.wait(self.send(client, ops, size, reads), timeout)
+
+    def send(
+        self, client: KazooClient, ops: Sequence, size: int, reads: Sequence | None = None
+    ) -> _Member:
+        """``submit`` without waiting: the request to ``wait`` for. Several sent in a row are
+        pipelined (a wide lock set's multis): ZooKeeper runs them in the order sent."""
         member = _Member(client, ops, size, reads)
         with self._lock:
             self._line.append(member)
             batch = self._take() if self._in_flight < DEPTH else None
         if batch is not None:
             self._send(batch)
+        return member
+
+    def wait(self, member: _Member, timeout: float) -> tuple[list, list | BaseException | None]:
+        """The answers of a ``send`` (as ``submit``'s); a request still in line when the wait
+        times out is withdrawn (it never runs)."""
         if not member.done.wait(timeout):
-            with self._lock:
-                if member in self._line:
-                    self._line.remove(member)  # never sent: it never will be
+            self.withdraw(member)
             if not member.done.is_set():
                 raise KazooTimeoutError(f"no answer from ZooKeeper within {timeout:g} s")
         if member.error is not None:
             raise member.error
         assert member.value is not None
         return member.value, member.read
+
+    def withdraw(self, member: _Member) -> bool:
+        """Take a request out of the line if it was not sent yet (it then never runs)."""
+        with self._lock:
+            if member in self._line:
+                self._line.remove(member)
+                return True
+        return False
 
     def _take(self) -> list[_Member] | None:
         """Under the lock: the next merged request's members (same client, within the limit)."""

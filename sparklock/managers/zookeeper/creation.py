@@ -9,7 +9,7 @@ their unique data.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from .transport import (
     OPEN_ACL,
     SEQUENCE,
     NotConnected,
+    ReadOp,
     Transport,
     WriteOp,
     children_of,
@@ -149,7 +150,7 @@ class NodeCreator:
                 )
                 if obj in fresh:
                     node.fresh = True
-                elif siblings is not None:
+                else:
                     node.siblings = siblings.get(obj)
                 nodes.append(node)
             self.owners.add(created.values(), owner, data.lock_type)
@@ -244,49 +245,66 @@ class NodeCreator:
 
     def _commit(
         self, plan: CreatePlan, payload: bytes
-    ) -> tuple[dict[int, str], dict[str, list[str]] | None]:
-        """Commit the creates (one multi per MULTI_BYTES); request index -> created lock path,
-        and, for a set of one multi, the children of the object nodes it did not create (what
-        the grant check reads), read right behind the multi."""
-        created: dict[int, str] = {}
+    ) -> tuple[dict[int, str], dict[str, list[str]]]:
+        """Commit the creates (one multi per MULTI_BYTES, all sent before any answer is read);
+        request index -> created lock path, and the children of the object nodes it did not
+        create (what the grant check reads), each read right behind the multi that creates its
+        lock (one whose read failed or was not sent along is missing: the check reads it)."""
         one = plan.size <= MULTI_BYTES  # what ``weighed_batches`` would say, without weighing
-        parts: Iterable[tuple[slice, int]] = (
-            [(slice(0, len(plan.ops)), plan.size)] if one else weighed_batches(plan.ops)
+        parts: list[tuple[slice, int]] = (
+            [(slice(0, len(plan.ops)), plan.size)] if one else list(weighed_batches(plan.ops))
         )
-        along = plan.along if one else []  # the grant check's objects: locks whose node existed
-        siblings: dict[str, list[str]] | None = None
+        # the grant check's reads (objects whose node existed), each behind the batch that
+        # creates its lock
+        along = set(plan.along)
+        reads: list[list[ReadOp]] = []
+        for part, _ in parts if along else ():
+            ops = zip(plan.ops[part], plan.indexes[part], strict=True)
+            mine = [op.path.rpartition("/")[0] for op, index in ops if index >= 0]
+            reads.append([children_of(o) for o in dict.fromkeys(mine) if o in along])
         try:
-            for part, size in parts:
+            outcomes, listings = self.transport.commit_batches(
+                [(plan.ops[part], size) for part, size in parts], "creating lock nodes", reads
+            )
+        except NotConnected as exc:
+            raise self.transport.unavailable("creating lock nodes", exc) from exc
+        created: dict[int, str] = {}
+        raced = False
+        error: BaseException | None = None
+        try:
+            for (part, _), outcome in zip(parts, outcomes, strict=True):
                 ops, indexes = plan.ops[part], plan.indexes[part]
-                try:
-                    results, listing = self.transport.commit_then_read(
-                        ops,
-                        [children_of(p) for p in along],
-                        "creating lock nodes",
-                        size=size,
-                    )
-                except NotConnected as exc:
-                    raise self.transport.unavailable("creating lock nodes", exc) from exc
-                except TRANSIENT_ERRORS as exc:
-                    found = self._find_uncertain(ops, indexes, payload, exc)
+                if isinstance(outcome, NotConnected):  # never sent
+                    error = error or self.transport.unavailable("creating lock nodes", outcome)
+                elif isinstance(outcome, TRANSIENT_ERRORS):  # sent, outcome unknown
+                    found = self._find_uncertain(ops, indexes, payload, outcome)
                     if found is None:
-                        raise Raced() from exc
-                    created.update(found)
-                    continue
-                failure = multi_failure(results)
-                if failure is not None:
+                        raced = True
+                    else:
+                        created.update(found)
+                elif isinstance(outcome, BaseException):
+                    error = error or outcome
+                elif (failure := multi_failure(outcome)) is not None:
                     if isinstance(failure, (NodeExistsError, NoNodeError)):
-                        raise Raced()
-                    raise failure
-                for index, result in zip(indexes, results, strict=True):
-                    if index >= 0:
-                        created[index] = result
-                if listing is not None:
-                    pairs = zip(along, listing, strict=True)
-                    siblings = {p: got for p, got in pairs if isinstance(got, list)}
+                        raced = True  # (later batches may fail for it too: NoNode)
+                    else:
+                        error = error or failure
+                else:
+                    for index, result in zip(indexes, outcome, strict=True):
+                        if index >= 0:
+                            created[index] = result
+            if error is not None:
+                raise error
+            if raced:
+                raise Raced()
         except BaseException:
-            self.cleanup.drop_paths(created.values(), payload)  # earlier batches of this set
+            self.cleanup.drop_paths(created.values(), payload)  # the batches that went through
             raise
+        siblings: dict[str, list[str]] = {}  # (one a read failed for is read again)
+        for read, listing in zip(reads, listings, strict=False):  # (no reads: none)
+            if read and listing is not None:
+                pairs = zip(read, listing, strict=True)
+                siblings.update((op.path, got) for op, got in pairs if isinstance(got, list))
         return created, siblings
 
     def _find_uncertain(

@@ -282,6 +282,77 @@ class Transport:
         """
         return self.commit_then_read(ops, (), what, connect_wait, size)[0]
 
+    def commit_batches(
+        self,
+        batches: Sequence[tuple[Sequence[WriteOp], int]],
+        what: str,
+        reads: Sequence[Sequence[ReadOp]] = (),
+        connect_wait: float | None = None,
+    ) -> tuple[list[list | BaseException], list[list | None]]:
+        """Several write multis (each ``(ops, size)``), pipelined: all sent, then every answer
+        read — one round trip and the server's time for a wide lock set instead of one round
+        trip per multi. ZooKeeper applies a session's requests in the order sent, so a batch
+        sees the tree the earlier ones left, but each multi is atomic on its own: one may fail
+        while the others went through, and the caller sorts that out per batch.
+
+        Per batch: its results (see ``WriteOp``), or the exception that failed the whole request
+        (transient: the outcome is unknown; ``NotConnected``: never sent). ``reads[k]`` (when
+        given) travel right behind batch k; their answers come second, per batch (None when not
+        sent along or failed, as ``commit_then_read``'s). Raises ``NotConnected`` when nothing
+        could be sent.
+        """
+        reads = list(reads) or [()] * len(batches)
+        if len(batches) == 1:
+            ops, size = batches[0]
+            try:
+                results, read = self.commit_then_read(ops, reads[0], what, connect_wait, size)
+            except NotConnected:
+                raise
+            except TRANSIENT_ERRORS as exc:
+                return [exc], [None]
+            return [results], [read]
+        client = self.client()
+        wait = self.op_timeout if connect_wait is None else connect_wait
+        if not self.shared.wait_connected(wait):
+            raise NotConnected(f"not connected to ZooKeeper {self.quorum} within {wait:g} s")
+        chroot = client.chroot or ""
+        acl = client.default_acl or OPEN_ACL_UNSAFE
+        rechroot = bool(chroot) or acl is not OPEN_ACL_UNSAFE
+        reading = bool(self.shared.multi_read)
+        lane = self.lanes.writes
+        sent = []
+        for (ops, size), along in zip(batches, reads, strict=True):
+            if rechroot:
+                ops = [
+                    Create(chroot + op.path, op.data, acl, op.flags)
+                    if type(op) is Create
+                    else Delete(chroot + op.path, op.version)
+                    for op in ops
+                ]
+                size = sum(map(op_bytes, ops))
+            behind = None
+            if along and reading and len(along) <= MULTI_READ_OPS:
+                behind = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in along]
+            sent.append(lane.send(client, ops, size, behind))
+        outcomes: list[list | BaseException] = []
+        answers: list[list | None] = []
+        gave_up = False
+        for member in sent:
+            if gave_up and lane.withdraw(member):
+                outcomes.append(NotConnected("not sent: an earlier multi of the set timed out"))
+                answers.append(None)
+                continue
+            try:
+                results, got = lane.wait(member, self.op_timeout)
+            except TRANSIENT_ERRORS as exc:
+                gave_up = gave_up or isinstance(exc, KazooTimeoutError)
+                outcomes.append(exc)
+                answers.append(None)
+                continue
+            outcomes.append(results)
+            answers.append(got if isinstance(got, list) else None)
+        return outcomes, answers
+
     def commit_then_read(
         self,
         ops: Sequence[WriteOp],

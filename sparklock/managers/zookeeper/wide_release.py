@@ -93,12 +93,19 @@ def delete_objects(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
     ops = [Delete(o, -1) for o in objects]
     deleted: list[str] = []
     transport = cleanup.transport
-    for part, size in weighed_batches(ops):
+    parts = list(weighed_batches(ops))
+    if not parts:
+        return deleted
+    batches = [(ops[part], size) for part, size in parts]
+    wait = cleanup.release_wait
+    outcomes, _ = transport.commit_batches(batches, "cleaning up", connect_wait=wait)
+    for (part, _), outcome in zip(parts, outcomes, strict=True):
         batch = list(objects[part])
-        results = transport.commit(ops[part], "cleaning up", cleanup.release_wait, size)
-        if multi_failure(results) is None:
+        if isinstance(outcome, list) and multi_failure(outcome) is None:
             deleted.extend(batch)
             continue
+        if isinstance(outcome, BaseException):
+            continue  # not sent or outcome unknown: best effort, as for any empty object node
         client = transport.client()
         pending = [client.delete_async(p) for p in batch]  # in order: children first
         for async_result in pending:
