@@ -17,12 +17,12 @@ import time
 import pytest
 from kazoo.exceptions import NoNodeError
 
-from sparklock.config import LockSettings
 from sparklock.managers.zookeeper import ZooKeeperLockManager, coalescing
 from sparklock.managers.zookeeper.polling import PollingHandler
 from sparklock.managers.zookeeper.transport import children_of, create, multi_failure
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
+from tests.support.zk_managers import connected_manager
 from tests.support.zk_requests import packets
 from tests.support.zk_tree import inspecting, znodes
 from tests.support.zookeeper import ZooKeeperServer
@@ -46,10 +46,8 @@ def ns(request) -> str:
 
 @pytest.fixture
 def manager(server, ns):
-    m = ZooKeeperLockManager.connect(server.address, ns, settings=LockSettings())
-    m.list_locks()  # connected, and multiRead known to work: reads use their lane
-    yield m
-    m.close()
+    with connected_manager(server.address, ns) as m:
+        yield m
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import math
 import pytest
 from kazoo.exceptions import NodeExistsError
 
-from sparklock.config import LockSettings
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.managers.zookeeper.transport import (
     MULTI_BYTES,
@@ -22,6 +21,7 @@ from sparklock.managers.zookeeper.transport import (
 from sparklock.managers.zookeeper.tree_hints import ABSENT_HINTS
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
+from tests.support.zk_managers import connected_manager
 from tests.support.zk_requests import counted
 from tests.support.zk_tree import inspecting, znodes
 from tests.support.zookeeper import ZooKeeperServer
@@ -61,10 +61,8 @@ def ns(request) -> str:
 
 @pytest.fixture
 def manager(server, ns):
-    m = ZooKeeperLockManager.connect(server.address, ns, settings=LockSettings())
-    m.list_locks()
-    yield m
-    m.close()
+    with connected_manager(server.address, ns) as m:
+        yield m
 
 
 @pytest.fixture

@@ -1,12 +1,13 @@
-"""ZooKeeper lock managers built from Spark conf, the way a session builds them, for the tests
-that vary the conf per test (credentials, ACLs) and must close every manager they made."""
+"""ZooKeeper lock managers for tests: built from Spark conf, the way a session builds them, for the
+tests that vary the conf per test (credentials, ACLs) and must close every manager they made; and
+one already talking to its server, for the tests that count its requests."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 
-from sparklock.config import SparkLockConfig
+from sparklock.config import LockSettings, SparkLockConfig
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 
 
@@ -37,3 +38,14 @@ def closing_managers() -> Iterator[Callable[[Mapping[str, str]], ZooKeeperLockMa
     finally:
         for manager in made:
             manager.close()
+
+
+@contextlib.contextmanager
+def connected_manager(
+    address: str, namespace: str, settings: LockSettings | None = None
+) -> Iterator[ZooKeeperLockManager]:
+    """A manager that has asked its server once (connected, and multiRead known to work, so its
+    reads use their lane): where the request-counting tests start from. Closed on exit."""
+    with ZooKeeperLockManager.connect(address, namespace, settings=settings or LockSettings()) as m:
+        m.list_locks()
+        yield m

@@ -123,6 +123,26 @@ def multi_failure(results: Sequence) -> BaseException | None:
     return errors[0] if errors else None
 
 
+def reads_as_sent(chroot: str, ops: Sequence[ReadOp]) -> list[ReadOp]:
+    """Reads with the client's chroot added (kazoo's ``_call`` sends paths as given)."""
+    return [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in ops]
+
+
+def writes_as_sent(client: KazooClient, ops: Sequence[WriteOp]) -> Sequence[WriteOp] | None:
+    """Writes with the client's chroot and ACL, or None when ``ops`` go as built (no chroot, the
+    open ACL: the common case, not copied)."""
+    chroot = client.chroot or ""
+    acl = client.default_acl or OPEN_ACL_UNSAFE
+    if not chroot and acl is OPEN_ACL_UNSAFE:
+        return None
+    return [
+        Create(chroot + op.path, op.data, acl, op.flags)
+        if type(op) is Create
+        else Delete(chroot + op.path, op.version)
+        for op in ops
+    ]
+
+
 class NotConnected(ConnectionLoss):
     """A write that was not even sent: no connection within the wait."""
 
@@ -227,15 +247,13 @@ class Transport:
         chroot = client.chroot or ""
         if self.shared.multi_read and len(ops) <= MULTI_READ_OPS:
             if chroot:
-                ops = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in ops]
+                ops = reads_as_sent(chroot, ops)
             return self.lanes.reads.submit(client, ops, len(ops), self.op_timeout)[0]
         pending = []
         for start in range(0, len(ops), MULTI_READ_OPS):
             requests = ops[start : start + MULTI_READ_OPS]
             if chroot:
-                requests = [
-                    type(op)((chroot + op.path).rstrip("/") or "/", None) for op in requests
-                ]
+                requests = reads_as_sent(chroot, requests)
             async_result = client.handler.async_result()
             client._call(MultiRead(requests), async_result)
             pending.append(async_result)
@@ -318,22 +336,15 @@ class Transport:
         if not self.shared.wait_connected(wait):
             raise NotConnected(f"not connected to ZooKeeper {self.quorum} within {wait:g} s")
         chroot = client.chroot or ""
-        acl = client.default_acl or OPEN_ACL_UNSAFE
-        rechroot = bool(chroot) or acl is not OPEN_ACL_UNSAFE
         reading = bool(self.shared.multi_read)
         requests = []
         for (ops, size), along in zip(batches, reads, strict=True):
-            if rechroot:
-                ops = [
-                    Create(chroot + op.path, op.data, acl, op.flags)
-                    if type(op) is Create
-                    else Delete(chroot + op.path, op.version)
-                    for op in ops
-                ]
-                size = sum(map(op_bytes, ops))
+            sent = writes_as_sent(client, ops)
+            if sent is not None:
+                ops, size = sent, sum(map(op_bytes, sent))
             behind = None
             if along and reading and len(along) <= MULTI_READ_OPS:
-                behind = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in along]
+                behind = reads_as_sent(chroot, along)
             requests.append((ops, size, behind))
         lane = self.lanes.writes
         sent = lane.send_all(client, requests)
@@ -389,22 +400,15 @@ class Transport:
             return tx.commit_async().get(timeout=self.op_timeout), None
         # The multi sent as built: kazoo's transaction() normalises and checks every path again
         # (~10 us an operation, most of a 10,000-partition lock set's time).
-        chroot = client.chroot or ""
-        acl = client.default_acl or OPEN_ACL_UNSAFE
-        if chroot or acl is not OPEN_ACL_UNSAFE:
-            ops = [
-                Create(chroot + op.path, op.data, acl, op.flags)
-                if type(op) is Create
-                else Delete(chroot + op.path, op.version)
-                for op in ops
-            ]
-            size = None  # the chroot makes every path longer
+        sent = writes_as_sent(client, ops)
+        if sent is not None:
+            ops, size = sent, None  # the chroot makes every path longer
         if size is None:
             size = sum(map(op_bytes, ops))
         if size <= MULTI_BYTES:  # merged with other threads' multis meanwhile (results unchrooted)
             along = None
             if reads and self.shared.multi_read:
-                along = [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in reads]
+                along = reads_as_sent(client.chroot or "", reads)
             results, read = self.lanes.writes.submit(client, ops, size, self.op_timeout, along)
             return results, read if isinstance(read, list) else None
         async_result = client.handler.async_result()
