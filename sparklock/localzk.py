@@ -61,6 +61,14 @@ def four_letter(port: int, word: str, timeout: float = 2.0) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
+#: The server's maximum heap (MB): ZooKeeper's own default (``ZK_SERVER_HEAP`` in its
+#: ``bin/zkEnv.sh``, which ``zkServer.sh`` starts servers with). Less is a server that is not
+#: sized as shipped: at 256 MB, wide lock sets keep G1 in concurrent marking (its retained
+#: transactions sit near the 45% threshold), which on a shared 2-core machine is CPU taken from
+#: the Spark statements waiting on it.
+DEFAULT_HEAP_MB = 1000
+
+
 class ZooKeeperServer:
     """One ZooKeeper server process (standalone, or one member of an ensemble).
 
@@ -78,6 +86,7 @@ class ZooKeeperServer:
         max_session_timeout_ms: int = 60000,
         extra_config: list[str] | None = None,
         jvm_options: list[str] | None = None,
+        heap_mb: int = DEFAULT_HEAP_MB,
     ) -> None:
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="sparklock-zk-"))
@@ -89,6 +98,7 @@ class ZooKeeperServer:
         #: more ``zoo.cfg`` lines (TLS, auth providers) and JVM options (a JAAS file)
         self.extra_config = list(extra_config or [])
         self.jvm_options = list(jvm_options or [])
+        self.heap_mb = heap_mb
         self.proc: subprocess.Popen | None = None
         self.version = ""  # from ``srvr`` once serving
 
@@ -135,7 +145,15 @@ class ZooKeeperServer:
         )
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                ["java", "-Xmx256m", *self.jvm_options, "-cp", classpath(), main, str(cfg)],
+                [
+                    "java",
+                    f"-Xmx{self.heap_mb}m",
+                    *self.jvm_options,
+                    "-cp",
+                    classpath(),
+                    main,
+                    str(cfg),
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

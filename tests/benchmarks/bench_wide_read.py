@@ -32,7 +32,7 @@ from tests.support.spark import build_session
 from . import common
 
 PARTITIONS = (1_000, 10_000)
-ROUNDS = {1_000: 15, 10_000: 6}
+ROUNDS = {1_000: 31, 10_000: 8}
 QUICK_ROUNDS = {1_000: 3, 10_000: 1}
 #: (manager, spark.sparklock.read.refreshListing)
 MODES = (("embedded", "true"), ("zookeeper", "true"), ("embedded", "all"), ("zookeeper", "all"))
