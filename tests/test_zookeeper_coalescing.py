@@ -22,38 +22,16 @@ from sparklock.managers.zookeeper.polling import PollingHandler
 from sparklock.managers.zookeeper.transport import children_of, create, multi_failure
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
-from tests.support.zk_managers import connected_manager
+from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import packets
-from tests.support.zk_tree import inspecting, znodes
+from tests.support.zk_tree import znodes
 from tests.support.zookeeper import ZooKeeperServer
 
 pytestmark = pytest.mark.zookeeper
 
+server, ns, manager, other = request_counting_fixtures("co_")
+
 THREADS = 6
-
-
-@pytest.fixture(scope="module")
-def server():
-    """A server of the module's own: the tests count its requests."""
-    with ZooKeeperServer() as zk:
-        yield zk
-
-
-@pytest.fixture
-def ns(request) -> str:
-    return "co_" + request.node.name.replace("[", "_").replace("]", "")
-
-
-@pytest.fixture
-def manager(server, ns):
-    with connected_manager(server.address, ns) as m:
-        yield m
-
-
-@pytest.fixture
-def other(server):
-    with inspecting(server.address) as client:
-        yield client
 
 
 @contextlib.contextmanager

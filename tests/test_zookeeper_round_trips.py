@@ -14,11 +14,14 @@ from sparklock.config import LockSettings
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.model import LockMode, LockRequest, WaitPolicy
 from sparklock.objects import LockObject
+from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import counted, packets
-from tests.support.zk_tree import inspecting, znodes
-from tests.support.zookeeper import ZooKeeperServer
+from tests.support.zk_tree import znodes
 
 pytestmark = pytest.mark.zookeeper
+
+# (its manager is its own below: fail fast, and its first request is a test's to count)
+server, ns, _, other = request_counting_fixtures("rt_")
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 P1 = LockObject.of_partition("default", "t", {"p": "1"})
@@ -26,30 +29,11 @@ P2 = LockObject.of_partition("default", "t", {"p": "2"})
 FAIL_FAST = LockSettings(num_retries=1, retry_interval=0.05, wait_policy=WaitPolicy.RETRY)
 
 
-@pytest.fixture(scope="module")
-def server():
-    """A server of the module's own: the tests count its requests."""
-    with ZooKeeperServer() as zk:
-        yield zk
-
-
-@pytest.fixture
-def ns(request) -> str:
-    return "rt_" + request.node.name.replace("[", "_").replace("]", "")
-
-
 @pytest.fixture
 def manager(server, ns):
     m = ZooKeeperLockManager.connect(server.address, ns, settings=FAIL_FAST)
     yield m
     m.close()
-
-
-@pytest.fixture
-def other(server):
-    """A second client: another process (Hive, another driver) as far as the manager knows."""
-    with inspecting(server.address) as client:
-        yield client
 
 
 def take(m, *objs, mode=X, owner="o"):

@@ -21,12 +21,13 @@ from sparklock.managers.zookeeper.transport import (
 from sparklock.managers.zookeeper.tree_hints import ABSENT_HINTS
 from sparklock.model import LockMode, LockRequest
 from sparklock.objects import LockObject
-from tests.support.zk_managers import connected_manager
+from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import counted
-from tests.support.zk_tree import inspecting, znodes
-from tests.support.zookeeper import ZooKeeperServer
+from tests.support.zk_tree import znodes
 
 pytestmark = pytest.mark.zookeeper
+
+server, ns, manager, other = request_counting_fixtures("wide_")
 
 #: Enough partitions that the lock nodes and their object nodes exceed one multi (MULTI_BYTES).
 PARTITIONS = 3000
@@ -46,29 +47,6 @@ def most_requests(held) -> int:
         return math.ceil(sum(64 + len(p) for p in paths) / MULTI_BYTES)
 
     return multis(locks) + math.ceil(len(objects) / MULTI_READ_OPS) + multis(objects) + 3
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ZooKeeperServer() as zk:
-        yield zk
-
-
-@pytest.fixture
-def ns(request) -> str:
-    return "wide_" + request.node.name
-
-
-@pytest.fixture
-def manager(server, ns):
-    with connected_manager(server.address, ns) as m:
-        yield m
-
-
-@pytest.fixture
-def other(server):
-    with inspecting(server.address) as client:
-        yield client
 
 
 def full_read(partitions: int = PARTITIONS) -> list[LockRequest]:

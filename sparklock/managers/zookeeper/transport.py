@@ -123,8 +123,11 @@ def multi_failure(results: Sequence) -> BaseException | None:
     return errors[0] if errors else None
 
 
-def reads_as_sent(chroot: str, ops: Sequence[ReadOp]) -> list[ReadOp]:
-    """Reads with the client's chroot added (kazoo's ``_call`` sends paths as given)."""
+def reads_as_sent(chroot: str, ops: Sequence[ReadOp]) -> Sequence[ReadOp]:
+    """Reads with the client's chroot added (kazoo's ``_call`` sends paths as given); ``ops``
+    themselves without a chroot (the common case, not copied)."""
+    if not chroot:
+        return ops
     return [type(op)((chroot + op.path).rstrip("/") or "/", None) for op in ops]
 
 
@@ -246,14 +249,11 @@ class Transport:
         """None when the server does not know multiRead."""
         chroot = client.chroot or ""
         if self.shared.multi_read and len(ops) <= MULTI_READ_OPS:
-            if chroot:
-                ops = reads_as_sent(chroot, ops)
+            ops = reads_as_sent(chroot, ops)
             return self.lanes.reads.submit(client, ops, len(ops), self.op_timeout)[0]
         pending = []
         for start in range(0, len(ops), MULTI_READ_OPS):
-            requests = ops[start : start + MULTI_READ_OPS]
-            if chroot:
-                requests = reads_as_sent(chroot, requests)
+            requests = reads_as_sent(chroot, ops[start : start + MULTI_READ_OPS])
             async_result = client.handler.async_result()
             client._call(MultiRead(requests), async_result)
             pending.append(async_result)
