@@ -39,4 +39,4 @@ def test_interval_narrows_with_more_pairs() -> None:
 
 def test_empty_and_format() -> None:
     assert all(x != x for x in median_ci([]))  # NaN, not an error: a mode that never ran
-    assert fmt_ratio_ci([1.0, 1.1, 1.2]) == "1.100 (1.000-1.200)"
+    assert fmt_ratio_ci(*median_ci([1.0, 1.1, 1.2])) == "1.100 (1.000-1.200)"

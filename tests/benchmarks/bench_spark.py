@@ -148,12 +148,11 @@ def run(quick: bool = False) -> dict:
             locked = common.median([t for t, _ in times[label, mode]])
             unlocked = common.median([u for _, u in times[label, mode]])
             # paired: each round's locked run against the same round's unlocked one
-            ratios = [t / u for t, u in times[label, mode]]
-            r, lo, hi = common.median_ci(ratios)
-            result[label, mode] = (unlocked, locked, r, lo, hi)
+            ratio = common.median_ci([t / u for t, u in times[label, mode]])
+            result[label, mode] = (unlocked, locked, *ratio)
             row += [
                 f"{common.fmt_ms(locked)} / {common.fmt_ms(unlocked)}",
-                common.fmt_ratio_ci(ratios),
+                common.fmt_ratio_ci(*ratio),
             ]
         rows.append(row)
     common.print_table(

@@ -133,16 +133,15 @@ def _one_table(spark, n: int, rounds: int, modes: tuple[tuple[str, str], ...]) -
         locked = locked_of[manager, refresh]
         listed, whole = counts[manager, refresh]
         _set(spark, None)
-        ratios = [a / b for a, b in zip(locked, unlocked, strict=True)]
-        r = common.median(ratios)
-        result[n, manager, refresh] = (common.median(unlocked), common.median(locked), r)
+        ratio = common.median_ci([a / b for a, b in zip(locked, unlocked, strict=True)])
+        result[n, manager, refresh] = (common.median(unlocked), common.median(locked), ratio[0])
         rows.append(
             [
                 f"{n:,}",
                 f"{manager}, {LABELS[refresh]}",
                 common.fmt_ms(common.median(unlocked)),
                 common.fmt_ms(common.median(locked)),
-                common.fmt_ratio_ci(ratios),
+                common.fmt_ratio_ci(*ratio),
                 f"{listed / len(locked):,.0f}",
                 f"{whole / len(locked):,.0f}",
             ]

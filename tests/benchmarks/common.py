@@ -153,9 +153,9 @@ def median_ci(values: Sequence[float], z: float = 1.96) -> tuple[float, float, f
     return statistics.median(xs), xs[lo], xs[hi]
 
 
-def fmt_ratio_ci(values: Sequence[float]) -> str:
-    """``1.031 (1.012-1.050)``: a median ratio with its ~95 % interval (see :func:`median_ci`)."""
-    mid, lo, hi = median_ci(values)
+def fmt_ratio_ci(mid: float, lo: float, hi: float) -> str:
+    """``1.031 (1.012-1.050)``: a median ratio with its ~95 % interval, as :func:`median_ci`
+    returns them."""
     return f"{mid:.3f} ({lo:.3f}-{hi:.3f})"
 
 
