@@ -6,7 +6,7 @@ standalone master + worker whose executors' Python has no sparklock.
 The run on the newest line (4.3, ``--all``) also starts the Thrift server from the wheel and uses
 the standalone cluster; the oldest line's run (3.5) keeps to the Python and spark-submit smokes
 (CI time). Each other line's packaged jar is checked in that line's venv where it exists
-(``python3 tests/versions.py 4.1`` makes one).
+(``python3 -m tests.support.wheel_env 4.1`` makes one).
 """
 
 from __future__ import annotations
@@ -52,10 +52,10 @@ def _smoke(cmd: list[str], env: dict, cwd: Path, timeout: float = 600) -> dict:
     return json.loads(lines[-1][len("SMOKE ") :])
 
 
-def _check(seen: dict, venv: Path, table: str) -> None:
+def _check(seen: dict, venv: Path, table: str, line: str = LINE) -> None:
     site = next((venv / "lib").glob("python3*/site-packages"))
     assert seen["sparklock"].startswith(str(site))  # the wheel's copy, not the checkout
-    assert seen["jar"] == str(site / "sparklock/shim/jars" / prebuilt.jar_name(LINE))
+    assert seen["jar"] == str(site / "sparklock/shim/jars" / prebuilt.jar_name(line))
     assert ["default@" + table, "EXCLUSIVE"] in seen["explain"]
     assert seen["show"] == [["default@" + table, "EXCLUSIVE"]]
     assert "LOCK_CONFLICT" in seen["conflict"] and f"default@{table}" in seen["conflict"]
@@ -135,41 +135,20 @@ def test_the_smoke_on_a_standalone_master_and_worker_whose_executors_lack_sparkl
     assert seen["executors_import_sparklock"] == [False, False]
 
 
-CHECK_JAR = """
-from pyspark.sql import SparkSession
-import sparklock
-from sparklock import shim
-b = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-spark = sparklock.configure(b).getOrCreate()
-spark.sql("CREATE TABLE t (a INT) USING parquet")
-print("JAR", shim.jar_path())
-rows = spark.sql("EXPLAIN LOCKS INSERT INTO t VALUES (1)").collect()
-print("EXPLAIN", [tuple(r)[:2] for r in rows])
-"""
 # The oldest and newest lines are checked by their own runs' smokes above.
-MIDDLE_LINES = list(prebuilt.LINES)[1:-1] if NEWEST else []
+MIDDLE_LINES = list(prebuilt.LINES)[1:-1]
 
 
+@pytest.mark.skipif(not NEWEST, reason="CI time: the newest line's run checks the middle lines")
 @pytest.mark.parametrize("line", MIDDLE_LINES)
 def test_each_packaged_jar_answers_in_its_own_spark_line(line, tmp_path):
-    from tests.versions import venv_root
-
-    python = venv_root() / f"pyspark-{line}" / "bin" / "python"
-    if not python.exists():
-        pytest.skip(f"no venv for pyspark {line} here (python3 tests/versions.py {line} makes one)")
-    jar = tmp_path / prebuilt.jar_name(line)
-    with zipfile.ZipFile(wheel_env.wheel()) as z:
-        jar.write_bytes(z.read(f"sparklock/shim/jars/{jar.name}"))
-    env = {**wheel_env.user_env(python.parent.parent, wheel_env.java_runtime(), tmp_path)}
-    env.update(SPARKLOCK_SHIM_JAR=str(jar), PYTHONPATH=str(wheel_env.REPO))
-    proc = subprocess.run(
-        [str(python), "-c", CHECK_JAR],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    assert f"JAR {jar}" in proc.stdout
-    assert "('default@t', 'EXCLUSIVE')" in proc.stdout
+    version = prebuilt.LINES[line]
+    if not (wheel_env.venv_root(version) / "bin" / "python").exists():
+        pytest.skip(
+            f"no venv for pyspark {version} here (python3 -m tests.support.wheel_env {line})"
+        )
+    venv = wheel_env.venv(version, wheel_env.wheel())
+    (tmp_path / "smoke.py").write_text(SMOKE.read_text())
+    env = wheel_env.user_env(venv, wheel_env.java_runtime(), tmp_path)
+    seen = _smoke([str(venv / "bin" / "python"), "smoke.py", "t_line"], env, tmp_path)
+    _check(seen, venv, "t_line", line)

@@ -78,9 +78,13 @@ def wheel() -> Path:
         return out / built.name
 
 
+def venv_root(pyspark_version: str) -> Path:
+    return CACHE / "wheel-venvs" / f"pyspark-{pyspark_version}"
+
+
 def venv(pyspark_version: str, whl: Path) -> Path:
     """A venv with pyspark ``pyspark_version`` and ``whl`` installed as a user would (no -e)."""
-    root = CACHE / "wheel-venvs" / f"pyspark-{pyspark_version}"
+    root = venv_root(pyspark_version)
     python = root / "bin" / "python"
     with _locked(CACHE / "wheel-venvs" / f".pyspark-{pyspark_version}.lock"):
         stamp = root / ".sparklock-wheel"
@@ -156,3 +160,10 @@ def user_env(venv_root: Path, jre: Path, home: Path) -> dict[str, str]:
         "PYSPARK_PYTHON": str(venv_root / "bin" / "python"),
         "SPARK_LOCAL_IP": "127.0.0.1",
     }
+
+
+if __name__ == "__main__":  # python3 -m tests.support.wheel_env 4.0 4.1: venvs for those lines
+    from sparklock.shim.prebuilt import LINES
+
+    for line in sys.argv[1:]:
+        print(venv(LINES[line], wheel()))
