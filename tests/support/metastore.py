@@ -2,11 +2,12 @@
 
 Hive's own release from Maven Central: ``mvn`` resolves the server's runtime class path from a
 generated pom (``dependency:copy-dependencies``) and fetches its binary tarball for the schema
-scripts; Hive's schema tool then creates an embedded Derby database once. All of it is cached
-under ``~/.cache/sparklock/hive-metastore/<version>/`` (and ``~/.m2``): a second run downloads
-nothing and copies the initialised database instead of running the schema tool again (~20 s).
+scripts; Hive's schema tool then creates the schema once in a PostgreSQL cluster
+(:mod:`tests.support.postgres`, why not Derby is said there). All of it is cached under
+``~/.cache/sparklock/hive-metastore/<version>/`` (and ``~/.m2``): a second run downloads nothing
+and copies the initialised cluster instead of running the schema tool again.
 
-Each :class:`MetastoreServer` is a separate JVM with its own copy of the database, its lock API
+Each :class:`MetastoreServer` is a separate JVM on its own copy of the database, its lock API
 live (``hive.support.concurrency``, ``DbTxnManager``) and its housekeeper expiring locks whose
 heartbeats stopped after ``metastore.txn.timeout``.
 """
@@ -27,10 +28,13 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from sparklock.localzk import free_port
+from tests.support import postgres
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 SCHEMA_TOOL = "org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool"
 HADOOP_VERSION = "3.3.6"  # the version Hive 4.0.x builds against (Hive marks Hadoop "provided")
+POSTGRES_JDBC = "org.postgresql:postgresql:42.7.4"
+DATABASE = "metastore"
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,9 @@ class HiveRelease:
 
 
 RELEASES = {
-    "4.0.1": HiveRelease("4.0.1", "hive-standalone-metastore-server", "apache-hive-metastore-4.0.1-bin"),
+    "4.0.1": HiveRelease(
+        "4.0.1", "hive-standalone-metastore-server", "apache-hive-metastore-4.0.1-bin"
+    ),
 }
 DEFAULT_VERSION = "4.0.1"
 
@@ -62,8 +68,14 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 """
 # Hadoop's and Hive's poms drag in things a loopback metastore never loads, one of them a JDK 8
 # tools.jar that does not exist on JDK 17.
-_EXCLUDE = ["jdk.tools:jdk.tools", "org.apache.zookeeper:*", "org.slf4j:slf4j-log4j12",
-            "org.slf4j:slf4j-reload4j", "ch.qos.reload4j:*", "log4j:*"]
+_EXCLUDE = [
+    "jdk.tools:jdk.tools",
+    "org.apache.zookeeper:*",
+    "org.slf4j:slf4j-log4j12",
+    "org.slf4j:slf4j-reload4j",
+    "ch.qos.reload4j:*",
+    "log4j:*",
+]
 
 
 def _dependency(coordinates: str, exclude: list[str]) -> str:
@@ -86,6 +98,7 @@ def runtime_pom(release: HiveRelease) -> str:
         _dependency(release.coordinates, _EXCLUDE + ["org.apache.hadoop:*"]),
         _dependency(f"org.apache.hadoop:hadoop-common:{HADOOP_VERSION}", _EXCLUDE),
         _dependency(f"org.apache.hadoop:hadoop-hdfs:{HADOOP_VERSION}", _EXCLUDE),
+        _dependency(POSTGRES_JDBC, []),
     ]
     return _POM.format(dependencies="\n".join(deps))
 
@@ -103,7 +116,7 @@ def missing_requirements() -> str | None:
     for tool in ("java", "mvn"):
         if shutil.which(tool) is None:
             return f"{tool} not on PATH"
-    return None
+    return postgres.missing_requirements()
 
 
 @contextmanager
@@ -127,7 +140,7 @@ def _mvn(args: list[str], cwd: Path) -> None:
 
 
 def install(version: str = DEFAULT_VERSION) -> Path:
-    """The release's home (``lib/``, ``scripts/``, ``derby-template/``), built once."""
+    """The release's home (``lib/``, ``scripts/``, ``pg-template/``), built once."""
     release = RELEASES[version]
     home = cache_root() / version
     done = home / ".complete"
@@ -139,9 +152,16 @@ def install(version: str = DEFAULT_VERSION) -> Path:
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
         (home / "pom.xml").write_text(runtime_pom(release))
-        _mvn(["dependency:copy-dependencies", "-DoutputDirectory=lib", "-DincludeScope=runtime"], home)
-        _mvn(["dependency:copy", f"-Dartifact={release.coordinates}:tar.gz:bin",
-              "-DoutputDirectory=dist"], home)
+        _mvn(["dependency:copy-dependencies", "-DoutputDirectory=lib", "-DincludeScope=runtime"],
+             home)  # fmt: skip
+        _mvn(
+            [
+                "dependency:copy",
+                f"-Dartifact={release.coordinates}:tar.gz:bin",
+                "-DoutputDirectory=dist",
+            ],
+            home,
+        )
         _extract_scripts(home / "dist" / f"{release.artifact}-{version}-bin.tar.gz", release, home)
         shutil.rmtree(home / "dist")
         _init_schema(home)
@@ -150,9 +170,9 @@ def install(version: str = DEFAULT_VERSION) -> Path:
 
 
 def _extract_scripts(tarball: Path, release: HiveRelease, home: Path) -> None:
-    """Hive's Derby schema scripts (the schema tool reads them from the release's home)."""
-    prefix = f"{release.dist_root}/scripts/metastore/upgrade/derby/"
-    target = home / "scripts" / "metastore" / "upgrade" / "derby"
+    """Hive's PostgreSQL schema scripts (the schema tool reads them from the release's home)."""
+    prefix = f"{release.dist_root}/scripts/metastore/upgrade/postgres/"
+    target = home / "scripts" / "metastore" / "upgrade" / "postgres"
     target.mkdir(parents=True)
     with tarfile.open(tarball) as tar:
         for member in tar.getmembers():
@@ -161,26 +181,33 @@ def _extract_scripts(tarball: Path, release: HiveRelease, home: Path) -> None:
 
 
 def _init_schema(home: Path) -> None:
-    """Create the metastore schema with Hive's own schema tool into ``derby-template``."""
-    conf = home / "schema-conf"
-    conf.mkdir()
-    write_site(conf, home / "derby-template", home / "warehouse", port=0, txn_timeout="300s")
-    env = {**os.environ, "METASTORE_HOME": str(home)}
-    proc = subprocess.run(
-        ["java", "-Xmx512m", "-cp", f"{conf}:{home / 'lib'}/*", SCHEMA_TOOL,
-         "-initSchema", "-dbType", "derby"],
-        cwd=home, env=env, capture_output=True, text=True, timeout=600,
-    )
-    if proc.returncode != 0 or "Initialization script completed" not in proc.stdout:
-        raise RuntimeError(f"schema tool failed:\n{proc.stdout[-4000:]}{proc.stderr[-4000:]}")
-    shutil.rmtree(conf)
+    """Create the metastore schema with Hive's own schema tool; keep the cluster as template."""
+    pg = postgres.PostgresServer().start()
+    try:
+        pg.psql(f"CREATE DATABASE {DATABASE}")
+        conf = home / "schema-conf"
+        write_site(conf, pg.jdbc_url(DATABASE), home / "warehouse", port=0, txn_timeout="300s")
+        env = {**os.environ, "METASTORE_HOME": str(home)}
+        proc = subprocess.run(
+            ["java", "-Xmx512m", "-cp", f"{conf}:{home / 'lib'}/*", SCHEMA_TOOL,
+             "-initSchema", "-dbType", "postgres"],
+            cwd=home, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        if proc.returncode != 0 or "Initialization script completed" not in proc.stdout:
+            raise RuntimeError(f"schema tool failed:\n{proc.stdout[-4000:]}{proc.stderr[-4000:]}")
+        shutil.rmtree(conf)
+        pg.save(home / "pg-template")
+    finally:
+        pg.cleanup()
 
 
-def write_site(conf: Path, db: Path, warehouse: Path, *, port: int, txn_timeout: str) -> None:
-    """``metastore-site.xml``: Derby at ``db``, the lock API live, locks expiring."""
+def write_site(conf: Path, jdbc_url: str, warehouse: Path, *, port: int, txn_timeout: str) -> None:
+    """``metastore-site.xml``: the database at ``jdbc_url``, the lock API live, locks expiring."""
     props = {
-        "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={db};create=true",
-        "javax.jdo.option.ConnectionDriverName": "org.apache.derby.jdbc.EmbeddedDriver",
+        "javax.jdo.option.ConnectionURL": jdbc_url,
+        "javax.jdo.option.ConnectionDriverName": "org.postgresql.Driver",
+        "javax.jdo.option.ConnectionUserName": "postgres",
+        "javax.jdo.option.ConnectionPassword": "",
         "metastore.warehouse.dir": str(warehouse),
         "metastore.thrift.port": str(port),
         "metastore.thrift.bind.host": "127.0.0.1",
@@ -210,6 +237,7 @@ class MetastoreServer:
         self.root = Path(tempfile.mkdtemp(prefix="sparklock-hms-"))
         self.port = 0
         self.proc: subprocess.Popen | None = None
+        self.db: postgres.PostgresServer | None = None
 
     @property
     def uri(self) -> str:
@@ -221,18 +249,27 @@ class MetastoreServer:
 
     def start(self, timeout: float = 120.0) -> MetastoreServer:
         home = install(self.version)
-        shutil.copytree(home / "derby-template", self.root / "db")
+        self.db = postgres.PostgresServer(home / "pg-template").start()
         self.warehouse.mkdir()
         self.port = free_port()
         conf = self.root / "conf"
-        write_site(conf, self.root / "db", self.warehouse, port=self.port,
-                   txn_timeout=self.txn_timeout)
+        write_site(conf, self.db.jdbc_url(DATABASE), self.warehouse, port=self.port,
+                   txn_timeout=self.txn_timeout)  # fmt: skip
         self.log = self.root / "metastore.log"
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(
-                ["java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                 "-cp", f"{conf}:{home / 'lib'}/*", MAIN_CLASS],
-                cwd=self.root, stdout=out, stderr=subprocess.STDOUT,
+                [
+                    "java",
+                    "-Xmx512m",
+                    "-XX:+UseSerialGC",
+                    "-XX:TieredStopAtLevel=1",
+                    "-cp",
+                    f"{conf}:{home / 'lib'}/*",
+                    MAIN_CLASS,
+                ],
+                cwd=self.root,
+                stdout=out,
+                stderr=subprocess.STDOUT,
                 env={**os.environ, "METASTORE_HOME": str(home)},
             )
         self._wait_serving(timeout)
@@ -267,6 +304,10 @@ class MetastoreServer:
 
     def cleanup(self) -> None:
         self.stop()
+        if self.db is not None:
+            self.db.cleanup()
+        if self.port:  # the last server's log stays for a look after a failed run
+            shutil.copy(self.log, cache_root() / "last-metastore.log")
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> MetastoreServer:

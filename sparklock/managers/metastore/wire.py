@@ -165,7 +165,8 @@ class Call:
         self.args = _struct(f"{name}_args", args)
         rows: list[tuple] = [success] if success else []
         rows += [(i, TType.STRUCT, f"o{i}", _of(err)) for i, err in enumerate(errors, 1)]
-        self.result = _struct(f"{name}_result", rows or [(1, TType.STRUCT, "o1", _of(MetaException))])
+        rows = rows or [(1, TType.STRUCT, "o1", _of(MetaException))]
+        self.result = _struct(f"{name}_result", rows)
         self.has_success = success is not None
 
     def write(self, oprot: Any, seqid: int, **kwargs: Any) -> None:
