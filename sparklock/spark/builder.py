@@ -47,12 +47,12 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     * ``spark.sql.extensions``: ``io.sparklock.shim.SparkLockExtensions``, which takes the locks of
       every statement and parses the lock statements;
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
-      metric source with the driver's metrics system (README "Metrics");
+      metric source with the driver's metrics system (docs/operations.md, "Metrics and events");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
       service attached to its JVM (:func:`attach`).
 
     Lock settings are ordinary ``spark.sparklock.*`` keys on the builder (``.config(...)``, see
-    README's configuration table). Calling it twice is harmless. ``remote("local[...]")`` works
+    docs/configuration.md). Calling it twice is harmless. ``remote("local[...]")`` works
     (pyspark then starts a Connect server in this process, which gets the locks); a builder for a
     remote Connect server (``remote("sc://...")``) raises ``SPARKLOCK_SETUP_FAILED``: the locks are
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
