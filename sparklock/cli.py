@@ -20,7 +20,7 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 
-from . import localzk_cli
+from . import localzk_cli, submit_conf
 from .config import SparkLockConfig, parse_duration
 from .errors import SparkLockError
 from .managers.zookeeper import ZooKeeperLockManager
@@ -164,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--apply", action="store_true", help="remove what was found")
     s.set_defaults(run=cmd_stale)
     localzk_cli.register(sub)
+    submit_conf.register(sub)
     _add_servers(sub)
     return p
 
