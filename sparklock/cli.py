@@ -20,7 +20,7 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 
-from . import localzk_cli
+from . import localzk_cli, submit_conf
 from .config import SparkLockConfig, parse_duration
 from .errors import SparkLockError
 from .managers.zookeeper import ZooKeeperLockManager
@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         "operator's override: spark.sparklock.unlock.policy does not apply)",
         description="Force-release every lock on exactly one object, whoever holds it: the "
         "operator's override, not subject to spark.sparklock.unlock.policy (anyone who can "
-        "write the ZooKeeper namespace can do this; see README, Security).",
+        "write the ZooKeeper namespace can do this; see docs/security.md).",
     )
     s.add_argument("name", help="Hive display name: db, db@t, db@t@p=1/q=2")
     s.set_defaults(run=cmd_release)
@@ -164,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--apply", action="store_true", help="remove what was found")
     s.set_defaults(run=cmd_stale)
     localzk_cli.register(sub)
+    submit_conf.register(sub)
     _add_servers(sub)
     return p
 

@@ -561,7 +561,7 @@ def test_configure_appends_to_existing_jars_and_extensions(monkeypatch):
     assert builder._options["spark.jars"].split(",") == jars
 
 
-def test_build_reuses_the_cached_jar_and_explains_a_missing_javac(monkeypatch):
+def test_a_cached_jar_needs_no_javac_and_a_missing_one_says_what_to_do(monkeypatch, tmp_path):
     from sparklock import shim
 
     jar = shim.jar_path()
@@ -569,7 +569,13 @@ def test_build_reuses_the_cached_jar_and_explains_a_missing_javac(monkeypatch):
     assert shim.jar_path() == jar  # same key: reused, not rebuilt
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(shim.ShimBuildError, match="javac was not found.*JDK"):
+    assert shim.jar_path() == jar  # a Java runtime without javac uses the cached jar
+    monkeypatch.setenv("SPARKLOCK_SHIM_CACHE", str(tmp_path / "empty"))
+    version = shim.spark_version()
+    with pytest.raises(shim.ShimBuildError) as e:
         shim.jar_path()
+    line = str(e.value)
+    assert "\n" not in line and line.startswith(f"SHIM_BUILD_FAILED: Spark {version}: no sparklock")
+    assert "javac was not found" in line and "JDK 17+" in line and "SPARKLOCK_SHIM_JAR" in line
     monkeypatch.setenv("SPARKLOCK_SHIM_JAR", str(jar))
     assert shim.jar_path() == jar  # a prebuilt jar needs no javac

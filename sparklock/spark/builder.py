@@ -50,12 +50,12 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     * ``spark.sql.extensions``: ``io.sparklock.shim.SparkLockExtensions``, which takes the locks of
       every statement and parses the lock statements;
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
-      metric source with the driver's metrics system (README "Metrics");
+      metric source with the driver's metrics system (docs/operations.md, "Metrics and events");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
       service attached to its JVM (:func:`attach`).
 
     Lock settings are ordinary ``spark.sparklock.*`` keys on the builder (``.config(...)``, see
-    README's configuration table). Calling it twice is harmless. ``remote("local[...]")`` works
+    docs/configuration.md). Calling it twice is harmless. ``remote("local[...]")`` works
     (pyspark then starts a Connect server in this process, which gets the locks); a builder for a
     remote Connect server (``remote("sc://...")``) raises ``SPARKLOCK_SETUP_FAILED``: the locks are
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
@@ -126,19 +126,26 @@ def _attach_in_process_connect() -> None:
 
 
 def _ensure_loadable(jar: str) -> None:
-    """If this process already runs a JVM, put the jar on its context class loader.
+    """If this process already has a JVM, put the jar on the class loader Spark loads from.
 
-    ``spark.jars`` reaches the driver's class path only when the JVM is launched; a JVM started
-    earlier (a previous, stopped SparkContext) would not find the extension class otherwise.
+    ``spark.jars`` reaches the driver's class path only when pyspark launches the JVM. Under
+    ``spark-submit`` the driver JVM runs first and starts Python (``PYSPARK_GATEWAY_PORT`` names
+    its gateway); in a notebook a stopped SparkContext leaves its JVM behind. In both, the gateway's
+    threads carry spark-submit's ``MutableURLClassLoader`` as their context class loader, which
+    is the loader Spark resolves ``spark.plugins`` and ``spark.sql.extensions`` through: adding
+    the jar there before the SparkContext starts is what ``--jars`` would have done.
     """
+    import os
+
     from pyspark import SparkContext
 
     from .. import shim
 
-    gateway = SparkContext._gateway
-    if gateway is None:
-        return
-    jvm = gateway.jvm
+    if SparkContext._gateway is None:
+        if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+            return  # pyspark launches the JVM with spark.jars on its class path
+        SparkContext._ensure_initialized()  # connect to spark-submit's gateway; no context yet
+    jvm = SparkContext._jvm
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
         jvm.java.lang.Class.forName(shim.BRIDGE_CLASS, False, loader)
@@ -151,7 +158,8 @@ def _ensure_loadable(jar: str) -> None:
     except Exception as e:  # noqa: BLE001
         raise SparkLockSetupError(
             f"this Python process already runs a JVM whose class loader cannot take {jar}; "
-            "call sparklock.configure(builder) before the first SparkSession is created"
+            "call sparklock.configure(builder) before the first SparkSession is created, or "
+            "pass the flags of `python -m sparklock submit-conf` to spark-submit"
         ) from e
 
 
