@@ -6,14 +6,12 @@ hash) and runs as one JVM that holds Hive's lock requests and transactions betwe
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.support import metastore
+from tests.support.hive_harness import build_harness
 
 SOURCE = Path(__file__).resolve().parents[1] / "hive_interop" / "MetastoreLockHarness.java"
 MAIN_CLASS = "MetastoreLockHarness"
@@ -21,29 +19,9 @@ MAIN_CLASS = "MetastoreLockHarness"
 
 def build(home: Path) -> Path:
     """The harness's class directory (compiled unless this exact source was)."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:20]
-    target = home / "harness" / digest
-    if (target / f"{MAIN_CLASS}.class").exists():
-        return target
-    tmp = Path(tempfile.mkdtemp(prefix="build-", dir=home))
-    try:
-        proc = subprocess.run(
-            ["javac", "-nowarn", "-d", str(tmp), "-cp", f"{home / 'lib'}/*", str(SOURCE)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"javac failed:\n{proc.stdout}{proc.stderr}")
-        target.parent.mkdir(exist_ok=True)
-        try:
-            tmp.rename(target)
-        except OSError:
-            if not (target / f"{MAIN_CLASS}.class").exists():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+    return build_harness(
+        home / "harness", source=SOURCE, main_class=MAIN_CLASS, classpath=f"{home / 'lib'}/*"
+    )
 
 
 @dataclass(frozen=True)

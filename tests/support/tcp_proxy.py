@@ -7,10 +7,12 @@ import threading
 
 
 class TcpProxy:
-    """Forwards 127.0.0.1:<port> to ``host:port`` until :meth:`cut` (then nothing connects)."""
+    """Forwards 127.0.0.1:<port> to ``host:port`` until :meth:`cut` (then nothing connects);
+    from ``source`` (another loopback address) when given."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, source: str | None = None) -> None:
         self.target = (host, port)
+        self.source = (source, 0) if source else None
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self._sockets: list[socket.socket] = []
@@ -29,7 +31,7 @@ class TcpProxy:
             except OSError:
                 return  # cut
             try:
-                upstream = socket.create_connection(self.target)
+                upstream = socket.create_connection(self.target, source_address=self.source)
             except OSError:
                 client.close()
                 continue
