@@ -6,7 +6,7 @@ command's table-valued fields by name, this table says what each field means. Wh
 *reads* (queries inside CTAS, views, MERGE sources) is locked SHARED by the read rules in
 ``policy``; the rows here add the command's own targets. Every other command class of Spark is on
 the no-lock or the fail-safe list of ``command_classes`` (a test enumerates Spark's jars). The
-README's command table and lists are generated from here by ``command_docs``
+The docs' statement table and lists are generated from here by ``command_docs``
 (``python3 -m sparklock.commands``).
 """
 
@@ -69,7 +69,7 @@ class CommandRule:
 
     class_name: str
     targets: tuple[Target, ...]
-    statement: str  # how users write it (README)
+    statement: str  # how users write it (docs/statements.md)
     note: str = ""
     #: no lock of the command's own when this holds (a temporary view's CREATE VIEW)
     no_lock_when: FieldIs | None = None
@@ -482,12 +482,12 @@ NO_LOCK_CLASSES = frozenset(NO_LOCK)
 """Commands that touch no table or database of their own: never "unrecognised"."""
 
 
-def main(argv: list[str]) -> None:
-    """``python3 -m sparklock.commands [--write [README.md]]``: see ``command_docs.main``."""
-    from .command_docs import main as write_docs
+def main(argv: list[str]) -> int:
+    """``python3 -m sparklock.commands [--write|--check]``: see ``docs_pages.main``."""
+    from .docs_pages import main as write_docs
 
-    write_docs(argv)
+    return write_docs(argv)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from sparklock.command_classes import FAIL_SAFE, NO_LOCK
-from sparklock.command_docs import render_readme
 from sparklock.commands import BY_CLASS, RULES
 from sparklock.facts import parse_facts
 from sparklock.model import LockMode, LockRequest
@@ -90,14 +89,6 @@ def test_entries_for_classes_this_spark_lacks_say_whose_they_are():
         and not re.search(r"\bSpark \d", text)
     )
     assert not stale, f"entries for classes the installed Spark lacks, with no version: {stale}"
-
-
-def test_readme_lists_are_generated_from_the_code():
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    assert "<!-- command-lists:start -->" in readme
-    assert render_readme(readme) == readme, (
-        "README command table or lists are stale: python3 -m sparklock.commands --write"
-    )
 
 
 # -- v2 rows that no table here can run: the facts the JVM reports for them ---------------------
