@@ -15,35 +15,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlparse
 
 from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
 from . import wire
-
-DEFAULT_PORT = 9083
+from .settings import parse_uris
 
 
 class MetastoreUnavailable(OSError):
     """No metastore URI answered (or a call's connection broke)."""
-
-
-def parse_uris(uris: str | Sequence[str]) -> list[tuple[str, int]]:
-    """``thrift://host:port[,thrift://host2:port]`` as Hive writes ``hive.metastore.uris``."""
-    items = uris.split(",") if isinstance(uris, str) else list(uris)
-    out: list[tuple[str, int]] = []
-    for item in (i.strip() for i in items):
-        if not item:
-            continue
-        parsed = urlparse(item if "://" in item else f"thrift://{item}")
-        if parsed.scheme != "thrift" or not parsed.hostname:
-            raise ValueError(f"not a metastore URI (thrift://host:port): {item!r}")
-        out.append((parsed.hostname, parsed.port or DEFAULT_PORT))
-    if not out:
-        raise ValueError("no metastore URI given")
-    return out
 
 
 class _Connection:

@@ -1,15 +1,18 @@
-"""``spark.sparklock.metastore.*``: where the metastore is and how its locks are kept alive."""
+"""``spark.sparklock.metastore.*``: where the metastore is and how its locks are kept alive
+(no Thrift here: the registry reads these for every conf, the client is imported only when a
+metastore manager is made)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlparse
 
 from ...config import DURATION_ACCEPTS, parse_duration
 from ...errors import ConfigError
-from .client import parse_uris
 
+DEFAULT_PORT = 9083  # Hive's metastore port
 PREFIX = "spark.sparklock.metastore."
 URIS = PREFIX + "uris"
 SOCKET_TIMEOUT = PREFIX + "socketTimeout"
@@ -85,6 +88,22 @@ class MetastoreSettings:
             lease_margin=duration(LEASE_MARGIN, optional=True),
             check_interval=duration(CHECK_INTERVAL, optional=False) or 0.25,
         )
+
+
+def parse_uris(uris: str | Sequence[str]) -> list[tuple[str, int]]:
+    """``thrift://host:port[,thrift://host2:port]`` as Hive writes ``hive.metastore.uris``."""
+    items = uris.split(",") if isinstance(uris, str) else list(uris)
+    out: list[tuple[str, int]] = []
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        parsed = urlparse(item if "://" in item else f"thrift://{item}")
+        if parsed.scheme != "thrift" or not parsed.hostname:
+            raise ValueError(f"not a metastore URI (thrift://host:port): {item!r}")
+        out.append((parsed.hostname, parsed.port or DEFAULT_PORT))
+    if not out:
+        raise ValueError("no metastore URI given")
+    return out
 
 
 _HIVE_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
