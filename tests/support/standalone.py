@@ -14,8 +14,8 @@ from sparklock.localzk import free_port
 
 
 class StandaloneCluster:
-    def __init__(self, venv: Path, env: dict[str, str], workdir: Path) -> None:
-        self.venv, self.env, self.workdir = venv, env, workdir
+    def __init__(self, venv: Path, env: dict[str, str], workdir: Path, cores: int = 1) -> None:
+        self.venv, self.env, self.workdir, self.cores = venv, env, workdir, cores
         self.port = free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         self.procs: list[subprocess.Popen] = []
@@ -49,7 +49,7 @@ class StandaloneCluster:
             "--host",
             "127.0.0.1",
             "--cores",
-            "1",
+            str(self.cores),
             "--memory",
             "1g",
             "--webui-port",
