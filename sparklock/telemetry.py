@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from .messages import Report
+from .protocol.messages import Report
 
 log = logging.getLogger("sparklock")
 

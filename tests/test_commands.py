@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sparklock.command_docs import markdown_table
-from sparklock.commands import RULES
-from sparklock.facts import parse_facts
+from sparklock.rules.command_docs import markdown_table
+from sparklock.rules.commands import RULES
+from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
 from tests.support.locks import class_of
 
@@ -263,5 +263,6 @@ def test_readme_command_table_is_generated_from_the_code():
     m = re.search(r"<!-- command-table:start -->\n(.*?)\n<!-- command-table:end -->", readme, re.S)
     assert m, "README lacks the generated command table markers"
     assert m.group(1).strip() == markdown_table().strip(), (
-        "README command table is stale: regenerate with python3 -m sparklock.commands"
+        "README command table is stale: regenerate with "
+        "python3 -m sparklock.rules.command_docs --write"
     )

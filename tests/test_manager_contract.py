@@ -13,9 +13,9 @@ import pytest
 
 from sparklock.config import LockSettings
 from sparklock.errors import LockConflictError, NotLockedError
+from sparklock.locks.model import LockMode, LockRequest, LockType, WaitPolicy
+from sparklock.locks.objects import LockObject
 from sparklock.managers import AcquisitionCancelled, EmbeddedLockManager, LockManager
-from sparklock.model import LockMode, LockRequest, LockType, WaitPolicy
-from sparklock.objects import LockObject
 from tests.support.locks import take
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
@@ -33,11 +33,14 @@ def _make_embedded(request, settings: LockSettings) -> LockManager:
 def _make_zookeeper(request, settings: LockSettings) -> LockManager:
     from sparklock.config import SparkLockConfig
     from sparklock.managers.zookeeper import ZooKeeperLockManager
+    from sparklock.managers.zookeeper.settings import ZooKeeperSettings
 
     config = SparkLockConfig(
         manager="zookeeper",
-        zookeeper_quorum=request.getfixturevalue("zk_server").address,
-        zookeeper_namespace=request.getfixturevalue("zk_namespace"),
+        backend=ZooKeeperSettings(
+            quorum=request.getfixturevalue("zk_server").address,
+            namespace=request.getfixturevalue("zk_namespace"),
+        ),
         lock=settings,
     )
     return ZooKeeperLockManager(config)

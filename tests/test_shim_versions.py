@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from sparklock import shim
+from sparklock.spark import shim
 
 
 def _chosen(spark: str, scala: str) -> dict[str, str]:

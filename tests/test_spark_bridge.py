@@ -499,7 +499,7 @@ def test_new_sessions_and_threads_share_the_attached_service(spark, record):
 
 def test_no_callback_attached_fails_closed(tmp_path):
     """A session with the extension but without sparklock.configure (its own JVM)."""
-    from sparklock import shim
+    from sparklock.spark import shim
 
     script = textwrap.dedent(
         f"""
@@ -546,7 +546,7 @@ def test_path_reads_and_writes(spark, record, tmp_path):
 
 # -- configure and the jar build (no new session) -----------------------------------------------
 def test_configure_appends_to_existing_jars_and_extensions(monkeypatch):
-    from sparklock import shim
+    from sparklock.spark import shim
 
     builder = SparkSession.builder.config("spark.jars", "/x/other.jar").config(
         "spark.sql.extensions", "com.example.Ext"
@@ -562,7 +562,7 @@ def test_configure_appends_to_existing_jars_and_extensions(monkeypatch):
 
 
 def test_build_reuses_the_cached_jar_and_explains_a_missing_javac(monkeypatch):
-    from sparklock import shim
+    from sparklock.spark import shim
 
     jar = shim.jar_path()
     assert jar.is_file() and jar.name == "sparklock-shim.jar"

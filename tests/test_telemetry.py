@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sparklock import telemetry
-from sparklock.messages import Report, to_json
+from sparklock.protocol.messages import Report, to_json
 
 
 @pytest.fixture

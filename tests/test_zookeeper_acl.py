@@ -16,10 +16,10 @@ from kazoo.security import ACL, Id, make_digest_acl
 
 from sparklock.config import SparkLockConfig
 from sparklock.errors import LockManagerUnavailableError
+from sparklock.locks.model import LockMode, LockRequest, LockType
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest, LockType
-from sparklock.objects import LockObject
-from sparklock.zksecurity import ACL_KEY, AUTH, AUTH_PASSWORD
+from sparklock.managers.zookeeper.security import ACL_KEY, AUTH, AUTH_PASSWORD
 from tests.support.sasl import needs_pure_sasl
 from tests.support.zk_managers import closing_managers, manager_conf
 from tests.support.zk_security import sasl_server

@@ -1,6 +1,6 @@
 """The README's command table and command lists, generated from the rules and lists.
 
-``python3 -m sparklock.commands --write`` rewrites the README blocks between
+``python3 -m sparklock.rules.command_docs --write`` rewrites the README blocks between
 ``<!-- command-table:start -->`` / ``<!-- command-lists:start -->`` and their ``:end`` markers;
 the tests keep them equal to what this module generates, so the README cannot drift from
 ``commands.RULES`` and ``command_classes``.
@@ -8,6 +8,7 @@ the tests keep them equal to what this module generates, so the README cannot dr
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from .command_classes import FAIL_SAFE, NO_LOCK, simple_name
@@ -88,3 +89,7 @@ def main(argv: list[str]) -> None:
     print(markdown_table())
     print()
     print(markdown_lists())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -7,16 +7,15 @@ command's table-valued fields by name, this table says what each field means. Wh
 ``policy``; the rows here add the command's own targets. Every other command class of Spark is on
 the no-lock or the fail-safe list of ``command_classes`` (a test enumerates Spark's jars). The
 README's command table and lists are generated from here by ``command_docs``
-(``python3 -m sparklock.commands``).
+(``python3 -m sparklock.rules.command_docs``).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
+from ..locks.model import LockMode
 from .command_classes import NO_LOCK, simple_name
-from .model import LockMode
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 
@@ -480,14 +479,3 @@ BY_CLASS: dict[str, CommandRule] = {r.class_name: r for r in RULES}
 
 NO_LOCK_CLASSES = frozenset(NO_LOCK)
 """Commands that touch no table or database of their own: never "unrecognised"."""
-
-
-def main(argv: list[str]) -> None:
-    """``python3 -m sparklock.commands [--write [README.md]]``: see ``command_docs.main``."""
-    from .command_docs import main as write_docs
-
-    write_docs(argv)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -12,22 +12,13 @@ import threading
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SparkLockError
+from ..errors import SparkLockSetupError
 
 if TYPE_CHECKING:  # pyspark is imported only when a session is built
     from pyspark.sql import SparkSession
 
 _attach_lock = threading.Lock()
 _callbacks: dict[int, Any] = {}  # id(py4j gateway) -> PyLockCallback
-
-
-class SparkLockSetupError(SparkLockError):
-    """sparklock cannot be installed into this Spark session."""
-
-    code = "SPARKLOCK_SETUP_FAILED"
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(f"{self.code}: {detail}")
 
 
 def _append(current: Any, item: str) -> str:
@@ -43,7 +34,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     It adds (appending to what the builder already has, never replacing it):
 
     * ``spark.jars``: the sparklock shim jar (built from ``jvm-shim/`` on first use, see
-      ``sparklock.shim``);
+      ``sparklock.spark.shim``);
     * ``spark.sql.extensions``: ``io.sparklock.shim.SparkLockExtensions``, which takes the locks of
       every statement and parses the lock statements;
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
@@ -57,7 +48,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     remote Connect server (``remote("sc://...")``) raises ``SPARKLOCK_SETUP_FAILED``: the locks are
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
     """
-    from .. import shim
+    from . import shim
 
     options = getattr(builder, "_options", None)
     if options is None:
@@ -73,7 +64,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
             "SparkSession.builder.remote('sc://host:port'), or use remote('local[...]')"
         )
     if in_process:
-        from ..servers.connect import connect_conf
+        from .connect import connect_conf
 
         connect_conf(options)
     jar = str(shim.jar_path())
@@ -111,7 +102,7 @@ def _attach_in_process_connect() -> None:
     this process; attach the lock service to it and mark it as serving Connect sessions."""
     from pyspark.sql.session import SparkSession as ClassicSession
 
-    from ..servers.connect import serve_connect
+    from .connect import serve_connect
 
     classic = ClassicSession._instantiatedSession
     if classic is None:
@@ -128,7 +119,7 @@ def _ensure_loadable(jar: str) -> None:
     """
     from pyspark import SparkContext
 
-    from .. import shim
+    from . import shim
 
     gateway = SparkContext._gateway
     if gateway is None:
@@ -159,8 +150,7 @@ def attach(spark: Any):
     from py4j.java_gateway import JavaClass
     from pyspark.java_gateway import ensure_callback_server_started
 
-    from .. import shim
-    from . import telemetry_sink
+    from . import shim, telemetry_sink
     from .callback import PyLockCallback
 
     gateway = spark.sparkContext._gateway

@@ -11,7 +11,7 @@ each aspect the build adds the variant named by the newest version not above the
 (Spark's version, or Scala's for the ``scala`` aspect); see jvm-shim/BRIDGE.md "Spark versions".
 
 ``SPARKLOCK_SHIM_JAR=/path/to.jar`` uses a prebuilt jar instead; ``SPARKLOCK_SHIM_CACHE=<dir>``
-moves the cache (default ``<repo>/jvm-shim/build``). ``python -m sparklock.shim`` builds and
+moves the cache (default ``<repo>/jvm-shim/build``). ``python -m sparklock.spark.shim`` builds and
 prints the jar path.
 """
 
@@ -27,7 +27,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .errors import SparkLockError
+from ..errors import SparkLockError
 
 EXTENSION_CLASS = "io.sparklock.shim.SparkLockExtensions"
 BRIDGE_CLASS = "io.sparklock.shim.SparkLockBridge"
@@ -49,7 +49,7 @@ class ShimBuildError(SparkLockError):
 
 
 def repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def source_dir() -> Path:
@@ -280,7 +280,7 @@ def _check_built_for_this_spark(jar: Path) -> None:
         raise ShimBuildError(
             f"SPARKLOCK_SHIM_JAR={jar} was built for Spark {built or '(unknown)'}, but pyspark "
             f"{spark_version()} is installed: build it against this pyspark "
-            "(python -m sparklock.shim) or unset SPARKLOCK_SHIM_JAR"
+            "(python -m sparklock.spark.shim) or unset SPARKLOCK_SHIM_JAR"
         )
 
 

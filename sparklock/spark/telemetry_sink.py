@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from .. import telemetry
-from ..messages import Report, to_json
+from ..protocol.messages import Report, to_json
 
 log = logging.getLogger("sparklock")
 

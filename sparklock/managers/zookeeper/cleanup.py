@@ -33,7 +33,7 @@ from .transport import (
     node_data,
     weighed_batches,
 )
-from .wide_release import remove_wide
+from .wide_release import WideRelease
 
 if TYPE_CHECKING:
     from .tree_hints import TreeHints
@@ -102,7 +102,16 @@ class Cleanup:
             mine = counts_below(paths)
         weight = _weight(paths)  # what deleting the lock nodes weighs in a multi (op_bytes)
         if shared.connected and weight + _weight(objects) > MULTI_BYTES:
-            return remove_wide(self, paths, objects, tries, fresh, mine, kept)
+            failed, err = self._delete_locks(paths, tries)
+            if failed:
+                gone = set(paths) - set(failed)
+                self.cleanup_objects(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths if p in gone))
+                return failed, err
+            wide = WideRelease(
+                self.transport, self.owners, self.hints, self.root, self.release_wait
+            )
+            wide.remove_objects(objects, fresh, mine, kept)
+            return [], None
         ops = [Delete(p, -1) for p in paths]
         if shared.connected:
             # (an empty ``fresh`` too: every object node may be kept by our other locks)
