@@ -5,8 +5,8 @@ command_enumeration``, no JVM) and fails on a class that is neither a row of the
 on the no-lock or the fail-safe list of ``sparklock.rules.command_classes``. The rest checks the
 issue's findings with ``EXPLAIN LOCKS`` on a real local session (v2 tables of the session catalog
 are ``USING noop`` tables, Spark's own ``TableProvider``), with what Spark runs outside SQL
-statements: ``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of a test
-procedure (both compiled from ``tests/sources``), JDBC writes and reads (Derby in memory, from
+statements: ``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of a
+test procedure (both compiled from ``tests/sources``), JDBC writes and reads (Derby in memory, from
 pyspark's jars), streaming micro-batches.
 """
 

@@ -274,7 +274,7 @@ def test_no_secret_in_logs_or_lock_listings(auth_zk, managers, zk_namespace, cap
     held = explicit(alice, T)
     rows = [repr(i) for i in alice.list_locks()]
     alice.release(held)
-    text = caplog.text + "".join(rows) + repr(alice.config)
+    text = caplog.text + "".join(rows) + repr(alice.zookeeper)
     assert "Auth(" in caplog.text  # kazoo logged its Auth packet (masked)
     assert DIGEST_PASSWORD not in text
     assert "digest:alice" in caplog.text  # the identity is said, the password is not

@@ -270,7 +270,7 @@ def test_a_grant_check_is_read_along_with_the_create(server, manager, other, ns)
         )
         lock_set = build_lock_set([LockRequest(partition, LockMode.SHARED)])
         data = LockData.now("q", LockType.IMPLICIT, "", "127.0.0.1")
-        nodes = manager._create(list(enumerate(lock_set)), data, "o")
+        nodes = manager._steps.create(list(enumerate(lock_set)), data, "o")
         try:
             for node, theirs in zip(nodes, holder.locks, strict=True):
                 assert node.siblings is not None
@@ -278,10 +278,10 @@ def test_a_grant_check_is_read_along_with_the_create(server, manager, other, ns)
                 assert names == sorted(
                     [theirs.lock_id.rsplit("/", 1)[1], node.path.rsplit("/")[-1]]
                 )
-            refused = manager._check(nodes, "o")
+            refused = manager._steps.check(nodes, "o")
             assert refused is not None and refused[0].request.obj == partition
         finally:
-            manager._drop(nodes)
+            manager._steps.drop(nodes)
         holder.release()
         held = manager.acquire([LockRequest(partition, LockMode.SHARED)], owner="o", query_id="q")
         held.release()

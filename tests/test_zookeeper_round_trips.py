@@ -113,11 +113,11 @@ def test_create_maps_nodes_to_requests_in_any_order(manager, other, ns):
     lock_set = build_lock_set([LockRequest(P1, X), LockRequest(P2, S)])
     data = LockData.now("q", LockType.IMPLICIT, "text")
     requests = list(reversed(list(enumerate(lock_set))))  # children before parents
-    nodes = manager._create(requests, data, "o")
+    nodes = manager._steps.create(requests, data, "o")
     for node in nodes:
         assert node.object_path == node.request.obj.path("/" + ns)
         assert node.path.rsplit("/", 1)[1].startswith(f"LOCK-{node.request.mode.value}-")
-    manager._drop(nodes)
+    manager._steps.drop(nodes)
     assert tree(other, "/" + ns) == []
 
 

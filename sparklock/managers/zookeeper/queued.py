@@ -130,7 +130,7 @@ class QueuedAcquisition:
     def _check_interrupted(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
             raise _Cancelled()
-        if self.self.shared.generation != self.generation:
+        if self.shared.generation != self.generation:
             raise Restart("ZooKeeper session lost while waiting")
 
     def _wait_turn(self, node: LockNode, decision: GrantDecision) -> None:
