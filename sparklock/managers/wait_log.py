@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..locks.model import LockSettings
 
 if TYPE_CHECKING:
-    from .base import HeldLocks, Refusal
+    from .held import HeldLocks, Refusal
 
 log = logging.getLogger("sparklock")
 

@@ -98,17 +98,6 @@ class Rows:
     rows: list[list[str | None]] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Report:
-    """What only this side sees, for the JVM's metrics (``LockTelemetry.report`` takes a JSON
-    array of these, see :mod:`sparklock.telemetry`): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
-    ``count``; ``ZOOKEEPER_STATE`` sets the connection gauge from ``detail`` (kazoo's state)."""
-
-    event: str
-    count: int = 1
-    detail: str | None = None
-
-
 def refused(error: str) -> Done:
     """The answer of a call that failed (any method)."""
     return Done(ok=False, error=error)
