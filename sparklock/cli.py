@@ -22,6 +22,7 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 
+from . import submit_conf
 from .config import SparkLockConfig
 from .errors import SparkLockError
 from .locks.model import LockInfo, LockState, LockType
@@ -183,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     for backend in BACKENDS.values():
         if backend.add_commands is not None:
             backend.add_commands(sub)
+    submit_conf.register(sub)
     _add_servers(sub)
     return p
 

@@ -24,7 +24,7 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
-from sparklock import facts as facts_contract  # noqa: E402
+from sparklock.rules import facts as facts_contract  # noqa: E402
 from sparklock.service import get_service  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.contract import assert_records_match  # noqa: E402
@@ -499,7 +499,7 @@ def test_new_sessions_and_threads_share_the_attached_service(spark, record):
 
 def test_no_callback_attached_fails_closed(tmp_path):
     """A session with the extension but without sparklock.configure (its own JVM)."""
-    from sparklock.spark import shim
+    from sparklock import shim
 
     script = textwrap.dedent(
         f"""
@@ -546,7 +546,7 @@ def test_path_reads_and_writes(spark, record, tmp_path):
 
 # -- configure and the jar build (no new session) -----------------------------------------------
 def test_configure_appends_to_existing_jars_and_extensions(monkeypatch):
-    from sparklock.spark import shim
+    from sparklock import shim
 
     builder = SparkSession.builder.config("spark.jars", "/x/other.jar").config(
         "spark.sql.extensions", "com.example.Ext"
@@ -561,15 +561,21 @@ def test_configure_appends_to_existing_jars_and_extensions(monkeypatch):
     assert builder._options["spark.jars"].split(",") == jars
 
 
-def test_build_reuses_the_cached_jar_and_explains_a_missing_javac(monkeypatch):
-    from sparklock.spark import shim
+def test_a_cached_jar_needs_no_javac_and_a_missing_one_says_what_to_do(monkeypatch, tmp_path):
+    from sparklock import shim
 
     jar = shim.jar_path()
     assert jar.is_file() and jar.name == "sparklock-shim.jar"
     assert shim.jar_path() == jar  # same key: reused, not rebuilt
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(shim.ShimBuildError, match="javac was not found.*JDK"):
+    assert shim.jar_path() == jar  # a Java runtime without javac uses the cached jar
+    monkeypatch.setenv("SPARKLOCK_SHIM_CACHE", str(tmp_path / "empty"))
+    version = shim.spark_version()
+    with pytest.raises(shim.ShimBuildError) as e:
         shim.jar_path()
+    line = str(e.value)
+    assert "\n" not in line and line.startswith(f"SHIM_BUILD_FAILED: Spark {version}: no sparklock")
+    assert "javac was not found" in line and "JDK 17+" in line and "SPARKLOCK_SHIM_JAR" in line
     monkeypatch.setenv("SPARKLOCK_SHIM_JAR", str(jar))
     assert shim.jar_path() == jar  # a prebuilt jar needs no javac

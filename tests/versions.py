@@ -13,7 +13,7 @@ change the Spark under test. Later runs reuse it (it is reinstalled when setup.c
 Without ``--all`` only the tests that start a JVM from the pyspark jars run (markers ``spark``,
 ``zookeeper``, ``hive_interop``); the rest is pure Python and does not depend on the Spark
 version. Arguments after ``--`` go to pytest (their test paths replace the default ``tests``).
-The shim jar builds per Spark version (``jvm-shim/build/spark-<version>-<hash>``), so runs
+The shim jar builds per Spark version (``~/.cache/sparklock/shim/spark-<version>-<hash>``), so runs
 against several versions share one checkout.
 """
 

@@ -34,7 +34,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     It adds (appending to what the builder already has, never replacing it):
 
     * ``spark.jars``: the sparklock shim jar (built from ``jvm-shim/`` on first use, see
-      ``sparklock.spark.shim``);
+      ``sparklock.shim``);
     * ``spark.sql.extensions``: ``io.sparklock.shim.SparkLockExtensions``, which takes the locks of
       every statement and parses the lock statements;
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
@@ -48,7 +48,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     remote Connect server (``remote("sc://...")``) raises ``SPARKLOCK_SETUP_FAILED``: the locks are
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
     """
-    from . import shim
+    from .. import shim
 
     options = getattr(builder, "_options", None)
     if options is None:
@@ -112,19 +112,26 @@ def _attach_in_process_connect() -> None:
 
 
 def _ensure_loadable(jar: str) -> None:
-    """If this process already runs a JVM, put the jar on its context class loader.
+    """If this process already has a JVM, put the jar on the class loader Spark loads from.
 
-    ``spark.jars`` reaches the driver's class path only when the JVM is launched; a JVM started
-    earlier (a previous, stopped SparkContext) would not find the extension class otherwise.
+    ``spark.jars`` reaches the driver's class path only when pyspark launches the JVM. Under
+    ``spark-submit`` the driver JVM runs first and starts Python (``PYSPARK_GATEWAY_PORT`` names
+    its gateway); in a notebook a stopped SparkContext leaves its JVM behind. In both, the gateway's
+    threads carry spark-submit's ``MutableURLClassLoader`` as their context class loader, which
+    is the loader Spark resolves ``spark.plugins`` and ``spark.sql.extensions`` through: adding
+    the jar there before the SparkContext starts is what ``--jars`` would have done.
     """
+    import os
+
     from pyspark import SparkContext
 
-    from . import shim
+    from .. import shim
 
-    gateway = SparkContext._gateway
-    if gateway is None:
-        return
-    jvm = gateway.jvm
+    if SparkContext._gateway is None:
+        if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+            return  # pyspark launches the JVM with spark.jars on its class path
+        SparkContext._ensure_initialized()  # connect to spark-submit's gateway; no context yet
+    jvm = SparkContext._jvm
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
         jvm.java.lang.Class.forName(shim.BRIDGE_CLASS, False, loader)
@@ -137,7 +144,8 @@ def _ensure_loadable(jar: str) -> None:
     except Exception as e:  # noqa: BLE001
         raise SparkLockSetupError(
             f"this Python process already runs a JVM whose class loader cannot take {jar}; "
-            "call sparklock.configure(builder) before the first SparkSession is created"
+            "call sparklock.configure(builder) before the first SparkSession is created, or "
+            "pass the flags of `python -m sparklock submit-conf` to spark-submit"
         ) from e
 
 
@@ -150,7 +158,8 @@ def attach(spark: Any):
     from py4j.java_gateway import JavaClass
     from pyspark.java_gateway import ensure_callback_server_started
 
-    from . import shim, telemetry_sink
+    from .. import shim
+    from . import telemetry_sink
     from .callback import PyLockCallback
 
     gateway = spark.sparkContext._gateway

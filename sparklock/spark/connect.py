@@ -8,7 +8,7 @@ from typing import Any
 
 from ..errors import SparkLockSetupError
 from ..service import sessions
-from .shim import pyspark_jars_dir
+from ..shim import spark_jars_dir
 
 CONNECT_PLUGIN = "org.apache.spark.sql.connect.SparkConnectPlugin"
 #: Records each Connect session's client address (jvm-shim/src/compat/connect).
@@ -36,12 +36,12 @@ def require_connect_server() -> None:
     """Spark Connect's server ships in the pyspark wheel from Spark 4.0 on (spark-connect_*.jar);
     pyspark 3.5 has none, and nothing can be fetched at run time: say so instead of a
     ClassNotFoundException from Spark's plugin loader."""
-    if not any(pyspark_jars_dir().glob("spark-connect_*.jar")):
+    if not any(spark_jars_dir().glob("spark-connect_*.jar")):
         import pyspark
 
         raise SparkLockSetupError(
             f"pyspark {pyspark.__version__} ships no Spark Connect server (no spark-connect_*.jar "
-            f"in {pyspark_jars_dir()}): the Connect server needs pyspark 4.0 or newer"
+            f"in {spark_jars_dir()}): the Connect server needs pyspark 4.0 or newer"
         )
 
 

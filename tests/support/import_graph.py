@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,11 +26,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("managers",),  # the port, the registry, the backends
     ("config",),  # spark.sparklock.*: generic keys plus each backend's section
     ("rules",),  # what a statement locks: facts, command table, policy
-    ("protocol",),  # what crosses the bridge to the JVM
+    ("protocol", "shim"),  # what crosses the bridge to the JVM; the JVM side's jar
     ("service",),  # statements' locks: acquire, release, fencing, epochs, sessions
     ("spark",),  # the Spark side: session builder, py4j callback, the shim jar
     ("servers",),  # the Thrift and Connect servers
-    ("cli", "__main__", ""),  # the command line and the public API
+    ("cli", "submit_conf", "__main__", ""),  # the command line and the public API
 )
 
 
