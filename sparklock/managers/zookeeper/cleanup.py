@@ -20,12 +20,10 @@ from kazoo.protocol.serialization import Delete
 from ... import telemetry
 from ...errors import LockManagerUnavailableError, SparkLockError
 from .layout import counts_below, deepest_first
-from .owners import OwnerRegistry
 from .session import TRANSIENT_ERRORS
 from .transport import (
     MULTI_BYTES,
     NotConnected,
-    Transport,
     children_of,
     data_of,
     delete,
@@ -36,7 +34,7 @@ from .transport import (
 from .wide_release import WideRelease
 
 if TYPE_CHECKING:
-    from .tree_hints import TreeHints
+    pass
 
 log = logging.getLogger("sparklock.zookeeper")
 
@@ -53,15 +51,10 @@ def _weight(paths: Sequence[str]) -> int:
 
 
 @dataclass(eq=False)
-class Cleanup:
+class Cleanup(WideRelease):
     """Removes lock nodes and the object nodes left empty; keeps the orphans to retry."""
 
-    transport: Transport
-    owners: OwnerRegistry
-    hints: TreeHints  # told which object nodes we deleted
-    root: str
-    unlock_tries: int
-    release_wait: float  # how long a release waits for a connection
+    unlock_tries: int = 10
     #: our nodes a failed cleanup left (path -> data written), retried later
     orphans: dict[str, bytes] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

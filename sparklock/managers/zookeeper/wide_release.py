@@ -36,9 +36,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("sparklock.zookeeper")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class WideRelease:
-    """What removing the object nodes of a wide set needs from the manager's cleanup."""
+    """Removing the object nodes of a wide set (the base of the manager's ``Cleanup``)."""
 
     transport: Transport
     owners: OwnerRegistry
