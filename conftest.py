@@ -98,3 +98,17 @@ def unlock_leftover_locks(spark):
 
     yield
     unlock_all(spark)
+
+
+@pytest.fixture(scope="session")
+def hive_metastore():
+    """One real standalone Hive metastore for the whole run (tests.support.metastore)."""
+    from tests.support.metastore import MetastoreServer, missing_requirements
+
+    reason = missing_requirements()
+    if reason:
+        pytest.skip(f"no Hive metastore here: {reason}")
+    server = MetastoreServer()
+    server.start()
+    yield server
+    server.cleanup()

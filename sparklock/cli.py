@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
         "operator's override: spark.sparklock.unlock.policy does not apply)",
         description="Force-release every lock on exactly one object, whoever holds it: the "
         "operator's override, not subject to spark.sparklock.unlock.policy (anyone who can "
-        "write the ZooKeeper namespace can do this; see README, Security).",
+        "write the ZooKeeper namespace can do this; see docs/security.md).",
     )
     s.add_argument("name", help="Hive display name: db, db@t, db@t@p=1/q=2")
     s.set_defaults(run=cmd_release)

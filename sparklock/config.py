@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .config_keys import FIRST, REST
 from .errors import ConfigError
 from .locks.model import LockSettings, WaitPolicy
 from .managers.registry import BACKENDS, backend
@@ -30,95 +31,19 @@ from .values import (
 
 MANAGER = "spark.sparklock.manager"
 
-#: The generic keys before the backends' sections in the docs.
-_HEAD: tuple[ConfigKey, ...] = (
-    ConfigKey(
-        "spark.sparklock.enabled",
-        "true",
-        "Take locks at all (Hive's hive.support.concurrency). Can change at runtime.",
-    ),
-    ConfigKey(
-        MANAGER,
-        "embedded",
-        " or ".join(f"{b.name} ({b.summary})" for b in BACKENDS.values()) + ".",
-    ),
-)
 
-#: The generic keys after the backends' sections.
-_TAIL: tuple[ConfigKey, ...] = (
-    ConfigKey(
-        "spark.sparklock.lock.numRetries",
-        "100",
-        "Attempts per statement (1 = one attempt, fail at once).",
-    ),
-    ConfigKey(
-        "spark.sparklock.lock.retryInterval",
-        "1s",
-        "Sleep between attempts (retry policy); the budget of both policies is "
-        "numRetries x retryInterval.",
-    ),
-    ConfigKey(
-        "spark.sparklock.lock.waitPolicy",
-        "queue",
-        "queue (fair, woken by ZooKeeper watches) or retry (Hive's release-sleep-retry).",
-    ),
-    ConfigKey(
-        "spark.sparklock.unlock.numRetries",
-        "10",
-        "Attempts to release a lock that fails transiently before it is reported.",
-    ),
-    ConfigKey(
-        "spark.sparklock.lock.escalation.partitions",
-        "0",
-        "Lock escalation (0 = off): a statement locking more than this many partitions of one "
-        "table locks the table instead (writes: EXCLUSIVE on the table, Hive-compatible).",
-    ),
-    ConfigKey(
-        "spark.sparklock.lock.escalation.reads",
-        "false",
-        "Escalate reads too (SHARED on the table and its writers facet); only when every writer "
-        "of the tables is sparklock with this setting (no Hive peer).",
-    ),
-    ConfigKey(
-        "spark.sparklock.read.refreshListing",
-        "true",
-        "Once a statement's locks are granted, list again what a writer may have changed since "
-        "Spark listed the files it reads (true), every file it reads (all), or nothing (false).",
-    ),
-    ConfigKey(
-        "spark.sparklock.explicit.onSessionClose",
-        "keep",
-        "What happens to a server session's LOCK TABLE locks when the session closes: keep "
-        "(Hive's behaviour) or release.",
-    ),
-    ConfigKey(
-        "spark.sparklock.unlock.policy",
-        "any",
-        "Who may UNLOCK: any (Hive's behaviour: every session may remove any lock) or owner "
-        "(only the user who holds the locks on the object, or an admin). Application-wide.",
-    ),
-    ConfigKey(
-        "spark.sparklock.admins",
-        "",
-        "Comma-separated users who may UNLOCK any lock under unlock.policy=owner. "
-        "Application-wide.",
-    ),
-    ConfigKey(
-        "spark.sparklock.lock.queryString.maxLength",
-        "10000",
-        "Characters of the statement text kept in lock data (Hive's "
-        "hive.lock.query.string.max.length); 0 keeps none.",
-    ),
-    ConfigKey(
-        "spark.sparklock.lock.queryString.mode",
-        "full",
-        "full (the statement text) or summary (only the statement's kind and the objects it "
-        "locks: no literals).",
-    ),
-)
+def _manager_row() -> ConfigKey:
+    """``spark.sparklock.manager``: its values are the registered backends."""
+    names = [b.summary for b in BACKENDS.values()]
+    text = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    return ConfigKey(MANAGER, "embedded", text + ".")
+
+
 #: Every documented key, in the docs' order (their table is checked against this list): the
 #: generic keys, with each backend's section after ``spark.sparklock.manager``.
-KEYS: tuple[ConfigKey, ...] = _HEAD + tuple(k for b in BACKENDS.values() for k in b.keys) + _TAIL
+KEYS: tuple[ConfigKey, ...] = (
+    FIRST + (_manager_row(),) + tuple(k for b in BACKENDS.values() for k in b.keys) + REST
+)
 DEFAULTS = {k.key: k.default for k in KEYS}
 
 #: Keys a session must not change for itself (the JVM registers them as static SQL confs, so
@@ -243,8 +168,9 @@ class SparkLockConfig:
                 )
         v = {**DEFAULTS, **{k: conf[k] for k in conf if k in known}}
         manager = parse_choice(MANAGER, v[MANAGER], tuple(BACKENDS))
+        everything = {**conf, **v}  # a section may read other keys (spark.hadoop.*)
         for other in BACKENDS.values():  # every section is checked, the chosen one is kept
-            section = other.parse(v)
+            section = other.parse(everything)
             if other.name == manager:
                 chosen = section
         interval_key = "spark.sparklock.lock.retryInterval"

@@ -5,9 +5,9 @@ command_enumeration``, no JVM) and fails on a class that is neither a row of the
 on the no-lock or the fail-safe list of ``sparklock.rules.command_classes``. The rest checks the
 issue's findings with ``EXPLAIN LOCKS`` on a real local session (v2 tables of the session catalog
 are ``USING noop`` tables, Spark's own ``TableProvider``), with what Spark runs outside SQL
-statements: ``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of a
-test procedure (both compiled from ``tests/sources``), JDBC writes and reads (Derby in memory, from
-pyspark's jars), streaming micro-batches.
+statements: ``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of
+a test procedure (both compiled from ``tests/sources``), JDBC writes and reads (Derby in memory,
+from pyspark's jars), streaming micro-batches.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import pytest
 from sparklock.locks.model import LockMode, LockRequest
 from sparklock.locks.objects import LockObject
 from sparklock.rules.command_classes import FAIL_SAFE, NO_LOCK
-from sparklock.rules.command_docs import render_readme
 from sparklock.rules.commands import BY_CLASS, RULES
 from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
@@ -90,14 +89,6 @@ def test_entries_for_classes_this_spark_lacks_say_whose_they_are():
         and not re.search(r"\bSpark \d", text)
     )
     assert not stale, f"entries for classes the installed Spark lacks, with no version: {stale}"
-
-
-def test_readme_lists_are_generated_from_the_code():
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    assert "<!-- command-lists:start -->" in readme
-    assert render_readme(readme) == readme, (
-        "README command table or lists are stale: python3 -m sparklock.rules.command_docs --write"
-    )
 
 
 # -- v2 rows that no table here can run: the facts the JVM reports for them ---------------------

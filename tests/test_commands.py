@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import logging
-import re
-from pathlib import Path
 
 import pytest
 
-from sparklock.rules.command_docs import markdown_table
 from sparklock.rules.commands import RULES
 from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
@@ -256,13 +253,3 @@ def test_unknown_command_fails_safe_and_logs(caplog):
 
 def test_every_rule_names_distinct_command():
     assert len({r.command for r in RULES}) == len(RULES)
-
-
-def test_readme_command_table_is_generated_from_the_code():
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    m = re.search(r"<!-- command-table:start -->\n(.*?)\n<!-- command-table:end -->", readme, re.S)
-    assert m, "README lacks the generated command table markers"
-    assert m.group(1).strip() == markdown_table().strip(), (
-        "README command table is stale: regenerate with "
-        "python3 -m sparklock.rules.command_docs --write"
-    )

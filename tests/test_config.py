@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import pytest
 
-from sparklock.config import KEYS, SparkLockConfig
+from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError
 from sparklock.locks.model import WaitPolicy
 from sparklock.values import format_duration, parse_duration
@@ -93,11 +90,3 @@ def test_non_sparklock_keys_ignored():
 
 def test_format_duration():
     assert [format_duration(s) for s in (0.1, 4, 120)] == ["100ms", "4s", "2min"]
-
-
-def test_readme_documents_every_key_with_its_default():
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    for key in KEYS:
-        row = re.search(rf"^\|\s*`{re.escape(key.key)}`\s*\|\s*`([^`]*)`", readme, re.M)
-        assert row, f"{key.key} missing from the README configuration table"
-        assert row.group(1) == key.default, f"README default of {key.key} differs from the code"

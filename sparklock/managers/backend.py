@@ -53,13 +53,14 @@ class Backend:
     """One value of ``spark.sparklock.manager``."""
 
     name: str
-    #: What the ``spark.sparklock.manager`` row of the docs says of it.
+    #: What the ``spark.sparklock.manager`` row of the docs says of it (Markdown, with its name).
     summary: str
     #: Makes the manager (imports the backend's client library only now).
     create: Callable[[ManagerConfig], LockManager]
     #: The keys of its section (``spark.sparklock.<name>.*``), documented with their defaults.
     keys: tuple[ConfigKey, ...] = ()
-    #: Its section from the conf (``values``: every key with its default filled in); frozen and
+    #: Its section from the conf (every sparklock key with its default filled in, and the rest
+    #: of the conf as given, e.g. ``spark.hadoop.*``); frozen and
     #: hashable (it picks the process's manager instance: one per distinct section). Raises
     #: ``ConfigError`` naming the key on a bad value.
     parse: Callable[[Mapping[str, str]], Hashable] = _no_section

@@ -294,4 +294,6 @@ def _create(config: ManagerConfig) -> EmbeddedLockManager:
 
 
 #: The registry's entry: locks that live and die with this process.
-BACKEND = Backend(name="embedded", summary="in-process, one Spark application", create=_create)
+BACKEND = Backend(
+    name="embedded", summary="`embedded` (in-process; one Spark application)", create=_create
+)

@@ -13,10 +13,11 @@ from ..errors import ConfigError
 from .backend import Backend, ManagerConfig
 from .base import LockManager
 from .embedded import BACKEND as EMBEDDED
+from .metastore.backend import BACKEND as METASTORE
 from .zookeeper.backend import BACKEND as ZOOKEEPER
 
 #: spark.sparklock.manager -> its backend, in the docs' order.
-BACKENDS: dict[str, Backend] = {b.name: b for b in (EMBEDDED, ZOOKEEPER)}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (EMBEDDED, ZOOKEEPER, METASTORE)}
 
 _managers: dict[tuple, LockManager] = {}
 _managers_lock = threading.Lock()

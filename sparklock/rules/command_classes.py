@@ -13,7 +13,7 @@ Spark (an older or newer version's) is not an error.
   and database the command names), with why that lock is acceptable, or what is still missing
   (a known gap).
 
-The README's lists are generated from here (``python3 -m sparklock.rules.command_docs``).
+The docs' lists are generated from here (``python3 -m sparklock.docs_pages --write``).
 """
 
 from __future__ import annotations
@@ -196,5 +196,5 @@ FAIL_SAFE: dict[str, str] = {
 
 
 def simple_name(full_name: str) -> str:
-    """``a.b.C`` → ``C``: how the README's tables and lists name a class."""
+    """``a.b.C`` → ``C``: how the docs' tables and lists name a class."""
     return full_name.rsplit(".", 1)[-1]

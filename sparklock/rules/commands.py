@@ -6,8 +6,8 @@ command's table-valued fields by name, this table says what each field means. Wh
 *reads* (queries inside CTAS, views, MERGE sources) is locked SHARED by the read rules in
 ``policy``; the rows here add the command's own targets. Every other command class of Spark is on
 the no-lock or the fail-safe list of ``command_classes`` (a test enumerates Spark's jars). The
-README's command table and lists are generated from here by ``command_docs``
-(``python3 -m sparklock.rules.command_docs``).
+docs' statement table and lists are generated from here by ``command_docs``
+(``python3 -m sparklock.docs_pages --write``).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class CommandRule:
 
     class_name: str
     targets: tuple[Target, ...]
-    statement: str  # how users write it (README)
+    statement: str  # how users write it (docs/statements.md)
     note: str = ""
     #: no lock of the command's own when this holds (a temporary view's CREATE VIEW)
     no_lock_when: FieldIs | None = None

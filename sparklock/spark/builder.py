@@ -35,20 +35,24 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
 
     * ``spark.jars``: the sparklock shim jar (built from ``jvm-shim/`` on first use, see
       ``sparklock.shim``);
+    * ``spark.driver.extraClassPath``: the same jar, when this process launches the driver JVM, so
+      that the shim's classes stay loadable whatever class loader a server session closes
+      (:mod:`sparklock.spark.driver_classpath`);
     * ``spark.sql.extensions``: ``io.sparklock.shim.SparkLockExtensions``, which takes the locks of
       every statement and parses the lock statements;
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
-      metric source with the driver's metrics system (README "Metrics");
+      metric source with the driver's metrics system (docs/operations.md, "Metrics and events");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
       service attached to its JVM (:func:`attach`).
 
     Lock settings are ordinary ``spark.sparklock.*`` keys on the builder (``.config(...)``, see
-    README's configuration table). Calling it twice is harmless. ``remote("local[...]")`` works
+    docs/configuration.md). Calling it twice is harmless. ``remote("local[...]")`` works
     (pyspark then starts a Connect server in this process, which gets the locks); a builder for a
     remote Connect server (``remote("sc://...")``) raises ``SPARKLOCK_SETUP_FAILED``: the locks are
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
     """
     from .. import shim
+    from . import driver_classpath
 
     options = getattr(builder, "_options", None)
     if options is None:
@@ -69,6 +73,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         connect_conf(options)
     jar = str(shim.jar_path())
     builder.config("spark.jars", _append(options.get("spark.jars"), jar))
+    driver_classpath.add_shim(options, builder, jar)
     builder.config(
         "spark.sql.extensions", _append(options.get("spark.sql.extensions"), shim.EXTENSION_CLASS)
     )

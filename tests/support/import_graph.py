@@ -24,13 +24,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "values"),  # what every layer speaks: errors, Spark-style values
     ("locks", "telemetry"),  # the lock vocabulary; events only Python sees
     ("managers",),  # the port, the registry, the backends
-    ("config",),  # spark.sparklock.*: generic keys plus each backend's section
+    ("config", "config_keys"),  # spark.sparklock.*: generic keys plus each backend's section
     ("rules",),  # what a statement locks: facts, command table, policy
     ("protocol", "shim"),  # what crosses the bridge to the JVM; the JVM side's jar
     ("service",),  # statements' locks: acquire, release, fencing, epochs, sessions
     ("spark",),  # the Spark side: session builder, py4j callback, the shim jar
     ("servers",),  # the Thrift and Connect servers
-    ("cli", "submit_conf", "__main__", ""),  # the command line and the public API
+    ("cli", "submit_conf", "docs_pages", "__main__", ""),  # command line, docs, public API
 )
 
 

@@ -24,7 +24,7 @@ def _add_commands(sub: argparse._SubParsersAction) -> None:
 
 BACKEND = Backend(
     name="zookeeper",
-    summary="shared with Hive",
+    summary="`zookeeper` (shared with other drivers and with Hive)",
     create=_create,
     keys=settings.KEYS,
     parse=settings.parse,

@@ -204,7 +204,7 @@ def access_denied(exc: BaseException, quorum: str, what: str, security: ZooKeepe
             f"ZooKeeper {quorum}: {what} failed: no permission (NoAuth) as {AUTH}={who}: a "
             f"node on the way was created by another identity with an ACL that does not let "
             f"this one create or delete below it (this side's {ACL_KEY}="
-            f"{security.acl.describe()}; see README, Security)"
+            f"{security.acl.describe()}; see docs/security.md)"
         )
     return (
         f"ZooKeeper {quorum}: {what} failed: the server refused the ACL of {ACL_KEY}="

@@ -24,69 +24,89 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey(
         "spark.sparklock.zookeeper.quorum",
         "127.0.0.1:2181",
-        "ZooKeeper connection string host:port[,host:port...]; a /chroot suffix is allowed.",
+        "ZooKeeper connection string `host:port[,host:port...]`, optional `/chroot` suffix.",
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.namespace",
         "hive_zookeeper_namespace",
-        "Root znode of all locks; Hive's hive.zookeeper.namespace.",
+        "Root znode of all locks (Hive's `hive.zookeeper.namespace`).",
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.sessionTimeout",
         "30s",
-        "ZooKeeper session timeout: how long a dead driver's implicit locks outlive it.",
+        (
+            "ZooKeeper session timeout: how long a dead driver's implicit locks outlive it (Hive: "
+            "120s)."
+        ),
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.connectionTimeout",
         "15s",
-        "How long to wait for the first ZooKeeper connection before failing.",
+        "How long to wait for the first ZooKeeper connection before statements fail.",
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.ssl.enabled",
         "false",
-        "Connect to ZooKeeper over TLS (the servers' secureClientPort).",
+        (
+            "Connect to ZooKeeper over TLS (the servers' `secureClientPort`). See "
+            "[Security](security.md)."
+        ),
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.ssl.ca",
         "",
-        "PEM file of the CA certificates to trust ('' = the system's CAs).",
+        (
+            "PEM file of the CA certificates that sign the servers' certificates (empty: the "
+            "system's CAs). Certificates are always verified."
+        ),
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.ssl.certFile",
         "",
-        "PEM client certificate (servers with ssl.clientAuth=need); with ssl.keyFile.",
+        (
+            "PEM client certificate, for servers that require one (ZooKeeper's "
+            "`ssl.clientAuth=need`, its default); set with `ssl.keyFile`."
+        ),
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.ssl.keyFile",
         "",
-        "PEM private key of ssl.certFile.",
+        "PEM private key of `ssl.certFile`.",
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.ssl.keyPassword",
         "",
-        "Password of an encrypted ssl.keyFile (a secret: never shown).",
+        (
+            "Password of an encrypted `ssl.keyFile`. A secret: never shown (Spark's UI redacts keys"
+            " with `password` in the name)."
+        ),
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.ssl.hostnameVerification",
         "true",
-        "Check that the server's certificate names the host of the quorum entry.",
+        "Check that a server's certificate names the host (or IP) its quorum entry uses.",
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.auth",
         "none",
-        "Who sparklock is to ZooKeeper: none, digest:<user>, sasl:DIGEST-MD5:<user>, "
-        "sasl:GSSAPI[:<principal>].",
+        (
+            "Who sparklock is to ZooKeeper: `none`, `digest:<user>`, `sasl:DIGEST-MD5:<user>`, "
+            "`sasl:GSSAPI` or `sasl:GSSAPI:<principal>` (Kerberos)."
+        ),
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.auth.password",
         "",
-        "Password of a digest or DIGEST-MD5 identity (a secret: never shown).",
+        "Password of a `digest` or `DIGEST-MD5` identity. A secret: never shown.",
     ),
     ConfigKey(
         "spark.sparklock.zookeeper.acl",
         "open",
-        "ACL of the znodes sparklock creates: open (world:anyone, Hive's), creator, or a list "
-        "scheme:id:perms,...",
+        (
+            "ACL of every znode sparklock creates: `open` (`world:anyone`, Hive's), `creator` (all "
+            "rights to the identity that created it, read to everyone) or a list "
+            "`scheme:id:perms,...`."
+        ),
     ),
 )
 

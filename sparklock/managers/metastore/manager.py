@@ -1,0 +1,303 @@
+"""The metastore lock manager: locks kept in the Hive metastore (``HIVE_LOCKS``), where Hive 3 and
+4's ``DbTxnManager`` keeps its own, so Hive's statements and Spark's wait for each other.
+
+A statement's whole lock set is ONE ``lock`` request: the metastore grants it all-or-nothing and
+queues it fairly (a later request waits behind an earlier conflicting one, granted or waiting).
+The ``queue`` policy keeps that place in line and polls ``check_lock``; ``retry`` (Hive's own
+non-blocking use) withdraws a waiting request and asks again after the retry interval. Held and
+waiting requests are heartbeated (:mod:`.heartbeats`); a dead driver's expire after the
+metastore's ``metastore.txn.timeout``, explicit LOCK TABLE locks included (they live as long as
+the process holding them, as Hive's do).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from ...errors import LockManagerUnavailableError, NotLockedError, UnlockError
+from ...locks.model import LockData, LockInfo, LockMode, LockRequest, LockType, listing_order
+from ...locks.objects import LockObject, ObjectKind
+from ..base import (
+    AcquisitionCancelled,
+    HeldLocks,
+    LockManager,
+    Refusal,
+    conflict_error,
+)
+from ..wait_log import WAIT_LOG_INTERVAL
+from . import mapping, wire
+from .client import MetastoreClient, MetastoreUnavailable
+from .heartbeats import Heartbeats
+from .settings import TXN_TIMEOUT, MetastoreSettings, parse_hive_time
+
+_FIRST_CHECK = 0.02  # the first pause of a queued request; doubles up to checkInterval
+_KIND_WORD = {
+    ObjectKind.DATABASE: "Database",
+    ObjectKind.TABLE: "Table",
+    ObjectKind.PARTITION: "Partition",
+    ObjectKind.FACET: "Table",
+}
+
+
+@dataclasses.dataclass(eq=False)
+class _Mine:
+    """A request this process made: what SHOW LOCKS can say of it beyond the metastore's row."""
+
+    data: LockData
+    owner: str
+    sent: list[LockRequest]
+
+
+class MetastoreLockManager(LockManager):
+    kind = "metastore"
+
+    def __init__(self, settings: MetastoreSettings, lock_settings=None) -> None:
+        super().__init__(lock_settings)
+        if not settings.uris:
+            raise LockManagerUnavailableError(
+                "no metastore URI: set spark.sparklock.metastore.uris or hive.metastore.uris"
+            )
+        self.metastore = settings
+        self.client = MetastoreClient(settings.uris, timeout=settings.socket_timeout)
+        self._txn_timeout = settings.txn_timeout
+        self.heartbeats = Heartbeats(
+            self.client, self.txn_timeout, settings.heartbeat_interval, settings.lease_margin
+        )
+        self._mine: dict[int, _Mine] = {}
+        self._guard = threading.Lock()
+        self.user = getpass.getuser()
+
+    def txn_timeout(self) -> float:
+        """The metastore's lock timeout: configured, else asked once from the metastore."""
+        if self._txn_timeout is None:
+            raw = self._call(self.client.config_value, "metastore.txn.timeout", "300s")
+            try:
+                self._txn_timeout = parse_hive_time(raw)
+            except ValueError as e:
+                raise LockManagerUnavailableError(f"{e}; set {TXN_TIMEOUT}") from e
+        return self._txn_timeout
+
+    @staticmethod
+    def _call(fn: Callable, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MetastoreUnavailable as e:
+            raise LockManagerUnavailableError(f"Hive metastore: {e}") from e
+
+    # -- asking ------------------------------------------------------------------------------
+    def _sent(self, lock_set: Sequence[LockRequest], owner: str) -> list[LockRequest]:
+        """What to ask for: the set as the metastore's rule needs it, less what the owner's own
+        locks (its LOCK TABLE locks, its enclosing execution's) already keep others off."""
+        own_ids = getattr(owner, "own_locks", frozenset())
+        own: list[tuple[LockObject, LockMode]] = []
+        with self._guard:
+            for lockid, mine in self._mine.items():
+                explicit = mine.owner == owner and mine.data.lock_type is LockType.EXPLICIT
+                for i, r in enumerate(mine.sent, 1):
+                    if explicit or f"{lockid}.{i}" in own_ids:
+                        own.append((r.obj, r.mode))
+        return [r for r in mapping.sent_requests(lock_set) if not mapping.covered(r, own)]
+
+    def _request(self, sent: list[LockRequest], data: LockData, owner: str) -> object:
+        """One ``lock`` call; the request is heartbeated from the moment it exists."""
+        components = [mapping.component(r) for r in sent]
+        self.txn_timeout()  # known before a lease needs it
+        started = time.monotonic()
+        response = self._call(
+            self.client.lock,
+            components,
+            user=data.user or self.user,
+            hostname=data.client or self.client_address,
+            agent=data.query_id,
+        )
+        with self._guard:
+            self._mine[response.lockid] = _Mine(data, owner, sent)
+        self.heartbeats.add(response.lockid, started)
+        return response
+
+    def _held(self, lockid: int | None, sent: list[LockRequest], data: LockData, owner: str):
+        locks = [
+            LockInfo.granted(r.obj, r.mode, data, f"{lockid}.{i}", owner)
+            for i, r in enumerate(sent, 1)
+        ]
+        exclusive = [r.obj for r in sent if r.mode is LockMode.EXCLUSIVE]
+        held = HeldLocks(
+            owner, data.query_id, data.lock_type, locks, self,
+            handles=[lockid] if lockid is not None else [], exclusive=exclusive,
+        )  # fmt: skip
+        if lockid is not None:
+            self.heartbeats.attach(lockid, held)
+        return held
+
+    def _withdraw(self, lockid: int) -> None:
+        """Take back a request not granted (refused, cancelled, out of time)."""
+        self.heartbeats.remove(lockid)
+        with self._guard:
+            self._mine.pop(lockid, None)
+        try:
+            self.client.unlock(lockid)
+        except wire.ThriftError:
+            pass  # already gone
+        except MetastoreUnavailable:
+            pass  # unheartbeated from now on: the metastore expires it after its timeout
+
+    def _refusal(self, lockid: int, lock_set: Sequence[LockRequest], sent) -> Refusal:
+        """Why request ``lockid`` waits: the locks SHOW LOCKS names as blocking it."""
+        dbs = {r.obj.database for r in sent}
+        rows = self._call(self.client.show_locks, dbs.pop() if len(dbs) == 1 else None)
+        blocker_ids = {r.blockedByExtId for r in rows if r.lockid == lockid and r.blockedByExtId}
+        known = self._known()
+        holders = [mapping.row_info(r, known) for r in rows if r.lockid in blocker_ids]
+        holders = [h for h in holders if any(mapping.conflicts(q, h.obj, h.mode) for q in sent)]
+        return Refusal(mapping.refused_request(lock_set, holders), holders)
+
+    def _known(self) -> dict[int, tuple[LockData, str]]:
+        with self._guard:
+            return {k: (m.data, m.owner) for k, m in self._mine.items()}
+
+    # -- policies -----------------------------------------------------------------------------
+    def _attempt(self, lock_set, data, owner) -> HeldLocks | Refusal:
+        sent = self._sent(lock_set, owner)
+        if not sent:
+            return self._held(None, sent, data, owner)
+        if data.wait_since_ms:  # a later attempt: its locks are taken now
+            data = dataclasses.replace(data, lock_time_ms=int(time.time() * 1000))
+        response = self._request(sent, data, owner)
+        if response.state == wire.ACQUIRED:
+            return self._held(response.lockid, sent, data, owner)
+        try:
+            if response.state != wire.WAITING:
+                raise self._odd_state(response)
+            return self._refusal(response.lockid, lock_set, sent)
+        finally:
+            self._withdraw(response.lockid)
+
+    def _acquire_queued(self, lock_set, data, owner, settings, cancel, waiter) -> HeldLocks:
+        sent = self._sent(lock_set, owner)
+        if not sent:
+            return self._held(None, sent, data, owner)
+        deadline = time.monotonic() + settings.budget
+        response = self._request(sent, data, owner)
+        lockid = response.lockid
+        pause, next_log = _FIRST_CHECK, 0.0
+        try:
+            while response.state == wire.WAITING:
+                now = time.monotonic()
+                if now >= next_log:  # what it waits for, logged every few seconds
+                    waiter.waiting(self._refusal(lockid, lock_set, sent))
+                    next_log = now + WAIT_LOG_INTERVAL
+                if now >= deadline:
+                    refusal = self._refusal(lockid, lock_set, sent)
+                    raise conflict_error(refusal, 1, waiter.elapsed())
+                wait = min(pause, deadline - now)
+                if cancel.wait(wait) if cancel is not None else time.sleep(wait):
+                    raise AcquisitionCancelled(sent[0].name)
+                pause = min(pause * 2, self.metastore.check_interval)
+                lease = self.heartbeats.lease(lockid)
+                if lease is None or lease.lost:
+                    raise LockManagerUnavailableError(
+                        f"queued lock request {lockid} lost: {lease.lost if lease else 'expired'}"
+                    )
+                try:
+                    response = self._call(self.client.check_lock, lockid)
+                except wire.ThriftError as e:
+                    raise LockManagerUnavailableError(f"queued lock request {lockid}: {e}") from e
+            if response.state != wire.ACQUIRED:
+                raise self._odd_state(response)
+        except BaseException:
+            self._withdraw(lockid)
+            raise
+        if pause > _FIRST_CHECK:  # granted after waiting: SHOW LOCKS says since when
+            data = dataclasses.replace(
+                data, wait_since_ms=data.lock_time_ms, acquired_ms=int(time.time() * 1000)
+            )
+            with self._guard:
+                if lockid in self._mine:
+                    self._mine[lockid].data = data
+        return self._held(lockid, sent, data, owner)
+
+    @staticmethod
+    def _odd_state(response) -> LockManagerUnavailableError:
+        state = wire.LOCK_STATE_NAMES.get(response.state, response.state)
+        return LockManagerUnavailableError(
+            f"metastore answered {state} for lock request {response.lockid}"
+            + (f": {response.errorMessage}" if response.errorMessage else "")
+        )
+
+    # -- the rest of the API ------------------------------------------------------------------
+    def release(self, held: HeldLocks) -> None:
+        if held.released:
+            return
+        failed: list[str] = []
+        for lockid in held.handles:
+            self.heartbeats.remove(lockid)
+            with self._guard:
+                self._mine.pop(lockid, None)
+            for attempt in range(1, self.settings.unlock_num_retries + 1):
+                try:
+                    self.client.unlock(lockid)
+                    break
+                except wire.NoSuchLockException:
+                    break  # expired or UNLOCKed meanwhile: nothing left to release
+                except (wire.ThriftError, MetastoreUnavailable) as e:
+                    if attempt == self.settings.unlock_num_retries:
+                        failed.append(f"{lockid} ({e})")
+        held.released = True
+        if failed:
+            raise UnlockError(
+                f"could not release metastore lock request(s) {', '.join(failed)} of query "
+                f"{held.query_id}; no longer heartbeated, the metastore expires them after "
+                f"{self.txn_timeout():.0f} s"
+            )
+
+    def list_locks(
+        self, obj: LockObject | None = None, *, descendants: bool = True, waiting: bool = False
+    ) -> list[LockInfo]:
+        if obj is None:
+            rows = self._call(self.client.show_locks)
+        else:
+            rows = self._call(self.client.show_locks, obj.database, obj.table)
+        known = self._known()
+        infos = [mapping.row_info(r, known) for r in rows]
+        if obj is not None:
+            infos = [
+                i for i in infos if i.obj == obj or (descendants and obj.is_ancestor_of(i.obj))
+            ]
+        return sorted(infos, key=listing_order)
+
+    def unlock(
+        self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
+    ) -> list[LockInfo]:
+        """Withdraw every granted request holding a lock on exactly ``obj`` (the metastore
+        releases a request whole: a statement's set goes with its lock on ``obj``)."""
+        known = self._known()
+        rows = self._call(self.client.show_locks, obj.database, obj.table)
+        rows = [r for r in rows if r.state == wire.ACQUIRED and mapping.row_object(r) == obj]
+        infos = sorted((mapping.row_info(r, known) for r in rows), key=listing_order)
+        if not infos:
+            raise NotLockedError(obj.name, _KIND_WORD[obj.kind])
+        if check is not None:
+            check(infos)  # may refuse: nothing removed
+        for lockid in sorted({r.lockid for r in rows}):
+            self.heartbeats.remove(lockid)
+            with self._guard:
+                self._mine.pop(lockid, None)
+            try:
+                self._call(self.client.unlock, lockid)
+            except wire.NoSuchLockException:
+                pass
+            except wire.TxnOpenException as e:
+                raise UnlockError(
+                    f"lock request {lockid} on {obj.name} belongs to an open Hive transaction "
+                    f"(released when it commits or aborts): {e}"
+                ) from e
+        return infos
+
+    def close(self) -> None:
+        self.heartbeats.close()
+        self.client.close()
+        super().close()

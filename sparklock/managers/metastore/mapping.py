@@ -1,0 +1,165 @@
+"""sparklock's lock model on the metastore's: lock sets to ``LockComponent`` lists, SHOW LOCKS rows
+back to :class:`LockInfo`, and which of a set's requests a blocking lock refuses.
+
+The metastore's grant rule is hierarchical by itself (``TxnHandler.checkLock``): a component on
+a table meets every lock on that table's partitions, a database component every lock below it,
+except that a database-level ``SHARED_READ`` meets nothing below the database. So:
+
+* SHARED → ``SHARED_READ`` and EXCLUSIVE → ``EXCLUSIVE``, as Hive's ``DbTxnManager`` locks a
+  non-transactional table (strict locking mode: reads ``SHARED_READ``, INSERT and INSERT
+  OVERWRITE ``EXCLUSIVE``). Spark never writes Hive ACID tables, so it never asks for Hive 4's
+  ``SHARED_WRITE`` / ``EXCL_WRITE``: those are ACID writers' locks, which ACID readers do not
+  wait for (they read a snapshot); a Spark write under one would let Hive's readers see half
+  written files.
+* The SHARED ancestors the model adds to an implicit set are sent only at database level (a
+  database ``SHARED_READ`` is exactly the model's: it stops DROP DATABASE and nothing below). A
+  table's SHARED ancestor of a partition lock is not sent: the metastore would make it meet
+  every other partition's EXCLUSIVE (writers of different partitions would queue), and the
+  partition's own component already meets a table EXCLUSIVE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from ...locks.model import LockData, LockInfo, LockMode, LockRequest, LockState, LockType
+from ...locks.objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
+from . import wire
+
+S, X = LockMode.SHARED, LockMode.EXCLUSIVE
+_TYPE_OF_MODE = {S: wire.SHARED_READ, X: wire.EXCLUSIVE}
+# Hive's ACID writers' locks are listed with the mode they exclude like: SHARED_WRITE admits
+# other readers and writers (SHARED), EXCL_WRITE admits readers only (EXCLUSIVE for writers).
+_MODE_OF_TYPE = {wire.SHARED_READ: S, wire.SHARED_WRITE: S, wire.EXCLUSIVE: X, wire.EXCL_WRITE: X}
+
+
+def sent_requests(lock_set: Sequence[LockRequest]) -> list[LockRequest]:
+    """The requests of ``lock_set`` the metastore is asked for: all but the SHARED ancestors
+    below database level that another request of the set lies under (see the module doc)."""
+    objects = [r.obj for r in lock_set]
+    out = []
+    for r in lock_set:
+        if (
+            r.mode is S
+            and r.obj.kind is not ObjectKind.DATABASE
+            and any(r.obj.is_ancestor_of(o) for o in objects)
+        ):
+            continue
+        out.append(r)
+    return out
+
+
+def covered(request: LockRequest, own: Iterable[tuple[LockObject, LockMode]]) -> bool:
+    """Whether a lock the owner already holds (its LOCK TABLE, or its enclosing execution's)
+    keeps everybody else off ``request``: on the same object or above it, EXCLUSIVE, or SHARED
+    for a SHARED request. Such a request is not sent; the metastore knows no owners and would
+    queue it behind its own owner's lock."""
+    for obj, mode in own:
+        if (obj == request.obj or obj.is_ancestor_of(request.obj)) and (
+            mode is X or request.mode is S
+        ):
+            return True
+    return False
+
+
+def component(request: LockRequest) -> object:
+    """The ``LockComponent`` of one request (no transaction: ``NO_TXN``)."""
+    obj = request.obj
+    kind = obj.kind
+    if kind is ObjectKind.DATABASE:
+        level, table, part = wire.DB, None, None
+    elif kind is ObjectKind.TABLE:
+        level, table, part = wire.TABLE, obj.table, None
+    else:  # a partition, or a table facet (a partition-level name no partition can have)
+        level, table, part = wire.PARTITION, obj.table, "/".join(obj.components[2:])
+    return wire.LockComponent(
+        type=_TYPE_OF_MODE[request.mode],
+        level=level,
+        dbname=obj.database,
+        tablename=table,
+        partitionname=part,
+        operationType=wire.NO_TXN,
+        isTransactional=False,
+        isDynamicPartitionWrite=False,
+    )
+
+
+def row_object(row: object) -> LockObject:
+    """The object of a SHOW LOCKS row (Hive's names: ``db``, ``t``, ``k=v/k2=v2`` escaped)."""
+    db, table, part = row.dbname, row.tablename, row.partname  # type: ignore[attr-defined]
+    if not table:
+        return LockObject.of_database(db)
+    if not part:
+        return LockObject.of_table(db, table)
+    if part.startswith(FACET_PREFIX) and "=" not in part:
+        return LockObject(db, table, facet=unescape_path_name(part[len(FACET_PREFIX) :]))
+    spec = []
+    for comp in part.split("/"):
+        k, _, v = comp.partition("=")
+        spec.append((unescape_path_name(k), unescape_path_name(v)))
+    return LockObject.of_partition(db, table, spec)
+
+
+def lock_id(row: object) -> str:
+    """Hive's SHOW LOCKS lock id: ``<request id>.<component id>``."""
+    return f"{row.lockid}.{row.lockIdInternal or 1}"  # type: ignore[attr-defined]
+
+
+def row_info(row: object, known: dict[int, tuple[LockData, str]]) -> LockInfo:
+    """A SHOW LOCKS row as sparklock lists it. ``known`` has the data and owner of the requests
+    this process made (query text, IMPLICIT/EXPLICIT); others show what the metastore keeps:
+    the query id (Hive puts it in ``agentInfo``), user, host and times."""
+    r = row
+    mine = known.get(r.lockid)  # type: ignore[attr-defined]
+    if mine is not None:
+        data, owner = mine
+    else:
+        at = r.acquiredat or r.lastheartbeat or 0  # type: ignore[attr-defined]
+        data = LockData(
+            query_id=r.agentInfo or "",  # type: ignore[attr-defined]
+            lock_time_ms=int(at),
+            lock_type=LockType.IMPLICIT,
+            client=r.hostname or "",  # type: ignore[attr-defined]
+            user=r.user or "",  # type: ignore[attr-defined]
+        )
+        owner = None
+    waiting = r.state == wire.WAITING  # type: ignore[attr-defined]
+    blocked_by = (f"lock {r.blockedByExtId}",) if waiting and r.blockedByExtId else ()  # type: ignore[attr-defined]
+    return LockInfo(
+        row_object(r),
+        _MODE_OF_TYPE.get(r.type, X),  # type: ignore[attr-defined]
+        data,
+        lock_id(r),
+        owner,
+        LockState.WAITING if waiting else LockState.ACQUIRED,
+        blocked_by,
+    )
+
+
+def conflicts(request: LockRequest, obj: LockObject, mode: LockMode) -> bool:
+    """Whether a held (obj, mode) meets ``request`` under the metastore's rule."""
+    if request.mode is S and mode is S:
+        return False
+    same = request.obj == obj
+    if same:
+        return True
+    if obj.is_ancestor_of(request.obj):
+        return not (obj.kind is ObjectKind.DATABASE and mode is S)
+    if request.obj.is_ancestor_of(obj):
+        return not (request.obj.kind is ObjectKind.DATABASE and request.mode is S)
+    return False
+
+
+def refused_request(lock_set: Sequence[LockRequest], blockers: Sequence[LockInfo]) -> LockRequest:
+    """The request of the set a blocking lock refuses, as the other managers name it: one on
+    the blocker's own object if the set has one (a table's SHARED ancestor meeting a table
+    EXCLUSIVE), else the first the metastore's rule makes meet it."""
+    for b in blockers:
+        for r in lock_set:
+            if r.obj == b.obj and conflicts(r, b.obj, b.mode):
+                return r
+    for b in blockers:
+        for r in lock_set:
+            if conflicts(r, b.obj, b.mode):
+                return r
+    return lock_set[0]
