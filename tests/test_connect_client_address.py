@@ -8,13 +8,11 @@ loopback address): the server sees a client at 127.0.0.2, as it would a client o
 
 from __future__ import annotations
 
-import socket
-import threading
-
 import pytest
 
 from tests.support.servers import ServerProcess
 from tests.support.spark_versions import needs_spark
+from tests.support.tcp_proxy import TcpProxy
 from tests.test_thriftserver import lock_nodes, server_conf
 
 pytestmark = [
@@ -31,46 +29,6 @@ NAMESPACE = "sparklock_connect_client"
 CLIENT_ADDRESS = "127.0.0.2"
 
 
-class Forwarder:
-    """Accepts on 127.0.0.1 and forwards every connection to ``target`` from ``source``."""
-
-    def __init__(self, target: tuple[str, int], source: str) -> None:
-        self.target, self.source = target, source
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.sockets: list[socket.socket] = [self.listener]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return  # closed
-            upstream = socket.create_connection(self.target, source_address=(self.source, 0))
-            self.sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        for s in self.sockets:
-            s.close()
-
-
 @pytest.fixture(scope="module")
 def server(zk_server, tmp_path_factory):
     srv = ServerProcess(
@@ -82,7 +40,7 @@ def server(zk_server, tmp_path_factory):
 
 
 def test_locks_name_the_connect_clients_address(server, zk):
-    forwarder = Forwarder(("127.0.0.1", server.port), CLIENT_ADDRESS)
+    forwarder = TcpProxy("127.0.0.1", server.port, source=CLIENT_ADDRESS)
     direct = RemoteSession.builder.remote(f"sc://127.0.0.1:{server.port}/;user_id=dan").create()
     remote = RemoteSession.builder.remote(
         f"sc://127.0.0.1:{forwarder.port}/;user_id=carol"
@@ -106,4 +64,4 @@ def test_locks_name_the_connect_clients_address(server, zk):
     finally:
         remote.stop()
         direct.stop()
-        forwarder.close()
+        forwarder.cut()

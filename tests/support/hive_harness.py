@@ -66,11 +66,15 @@ def cache_root() -> Path:
 
 
 def build_harness(
-    root: Path | None = None, *, source: Path = SOURCE, main_class: str = MAIN_CLASS
+    root: Path | None = None,
+    *,
+    source: Path = SOURCE,
+    main_class: str = MAIN_CLASS,
+    classpath: str = CLASSPATH,
 ) -> Path:
     """Compile the harness (or another single-file Java program against the pyspark jars, such
-    as the benchmarks' ``HiveLockBench.java``) unless a build of this exact source exists; return
-    its class dir."""
+    as the benchmarks' ``HiveLockBench.java``, or against ``classpath``) unless a build of this
+    exact source exists; return its class dir."""
     digest = hashlib.sha256(source.read_bytes())
     digest.update(HIVE_EXEC_JAR.encode())
     root = root or cache_root()
@@ -81,7 +85,7 @@ def build_harness(
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root))
     try:
         proc = subprocess.run(
-            ["javac", "-nowarn", "-d", str(tmp), "-cp", CLASSPATH, str(source)],
+            ["javac", "-nowarn", "-d", str(tmp), "-cp", classpath, str(source)],
             capture_output=True,
             text=True,
             timeout=300,

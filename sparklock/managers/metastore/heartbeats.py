@@ -74,6 +74,13 @@ class Heartbeats:
         """When (monotonic) ``lease`` stops being safe to work under."""
         return lease.answered + self.timeout - self.margin
 
+    def lease_until(self) -> float:
+        """The earliest deadline of the live leases; now when there is none (a lost lease is
+        no longer live: nothing is promised for it)."""
+        with self._guard:
+            deadlines = [self.deadline(x) for x in self._leases.values()]
+        return min(deadlines, default=time.monotonic())
+
     # -- leases --------------------------------------------------------------------------------
     def add(self, lockid: int, sent_at: float) -> Lease:
         lease = Lease(lockid, sent_at, last_sent=sent_at)

@@ -297,6 +297,11 @@ class MetastoreLockManager(LockManager):
                 ) from e
         return infos
 
+    def lease_until(self) -> float:
+        """The earliest lease deadline of the requests held (:mod:`.heartbeats`): until then
+        none of them can have been expired by the metastore."""
+        return self.heartbeats.lease_until()
+
     def close(self) -> None:
         self.heartbeats.close()
         self.client.close()
