@@ -27,6 +27,7 @@ BENCHMARKS = {
     "wide": "bench_wide",
     "wide-read": "bench_wide_read",
     "security": "bench_security",
+    "metastore": "bench_metastore",
 }
 
 

@@ -20,6 +20,8 @@
  *   RELEASE <lockid> <txnid>   -> OK   (commit the transaction, or unlock a NOTXN request)
  *   SHOW                       -> rows, then END (IMetaStoreClient.showLocks, Hive's SHOW LOCKS)
  *       lockid TAB db TAB table TAB partition TAB state TAB type TAB user TAB host TAB agentInfo
+ *   BENCH <db@t> <n> <rounds>  -> OK <median lock ms> <median unlock ms>   (benchmarks: a
+ *       NOTXN request of SHARED_READ on db and EXCLUSIVE on partitions p=0..n-1, timed here)
  *   QUIT                       -> BYE
  *   Any command may answer ERROR <message> (its trace goes to stderr).
  */
@@ -71,6 +73,8 @@ public class MetastoreLockHarness {
           case "SHOW":
             for (String row : show()) out.println(row);
             out.println("END");
+            break;
+          case "BENCH": out.println(bench(w[1], Integer.parseInt(w[2]), Integer.parseInt(w[3])));
             break;
           case "QUIT": out.println("BYE"); out.flush(); System.exit(0);
           default: out.println("ERROR unknown command " + w[0]);
@@ -146,6 +150,37 @@ public class MetastoreLockHarness {
           + "\t" + e.getHostname() + "\t" + e.getAgentInfo());
     }
     return rows;
+  }
+
+  static synchronized String bench(String table, int n, int rounds) throws Exception {
+    String[] name = table.split("@");
+    double[] lock = new double[rounds];
+    double[] unlock = new double[rounds];
+    for (int r = -3; r < rounds; r++) { // three untimed rounds warm the JIT
+      LockRequestBuilder request = new LockRequestBuilder("bench-" + r);
+      request.setUser("bench");
+      request.addLockComponent(new LockComponentBuilder().setDbName(name[0]).setSharedRead()
+          .setOperationType(DataOperationType.NO_TXN).build());
+      for (int i = 0; i < n; i++) {
+        request.addLockComponent(new LockComponentBuilder().setDbName(name[0])
+            .setTableName(name[1]).setPartitionName("p=" + i).setExclusive()
+            .setOperationType(DataOperationType.NO_TXN).build());
+      }
+      LockRequest built = request.build();
+      long t0 = System.nanoTime();
+      LockResponse response = msc.lock(built);
+      long t1 = System.nanoTime();
+      msc.unlock(response.getLockid());
+      long t2 = System.nanoTime();
+      if (response.getState() != LockState.ACQUIRED) throw new IllegalStateException("waiting");
+      if (r >= 0) {
+        lock[r] = (t1 - t0) / 1e6;
+        unlock[r] = (t2 - t1) / 1e6;
+      }
+    }
+    java.util.Arrays.sort(lock);
+    java.util.Arrays.sort(unlock);
+    return "OK " + lock[rounds / 2] + " " + unlock[rounds / 2];
   }
 
   /** Hive's Heartbeater: open transactions stay alive while the harness holds them. */

@@ -95,6 +95,11 @@ class MetastoreLockHarness:
             rows.append(HiveShowRow(int(f[0]), *f[1:]))  # type: ignore[arg-type]
         return rows
 
+    def bench(self, table: str, partitions: int, rounds: int) -> tuple[float, float]:
+        """Median ms of Hive's client locking then unlocking a write set (timed in its JVM)."""
+        _, lock, unlock = self.ask(f"BENCH {table} {partitions} {rounds}").split()
+        return float(lock), float(unlock)
+
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()

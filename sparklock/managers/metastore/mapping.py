@@ -36,17 +36,9 @@ _MODE_OF_TYPE = {wire.SHARED_READ: S, wire.SHARED_WRITE: S, wire.EXCLUSIVE: X, w
 def sent_requests(lock_set: Sequence[LockRequest]) -> list[LockRequest]:
     """The requests of ``lock_set`` the metastore is asked for: all but the SHARED ancestors
     below database level that another request of the set lies under (see the module doc)."""
-    objects = [r.obj for r in lock_set]
-    out = []
-    for r in lock_set:
-        if (
-            r.mode is S
-            and r.obj.kind is not ObjectKind.DATABASE
-            and any(r.obj.is_ancestor_of(o) for o in objects)
-        ):
-            continue
-        out.append(r)
-    return out
+    above = {a for r in lock_set for a in r.obj.ancestors()}  # a wide set: one walk per object
+    db = ObjectKind.DATABASE
+    return [r for r in lock_set if r.mode is X or r.obj.kind is db or r.obj not in above]
 
 
 def covered(request: LockRequest, own: Iterable[tuple[LockObject, LockMode]]) -> bool:

@@ -1,4 +1,6 @@
-"""``spark.sparklock.metastore.*``: where the metastore is and how its locks are kept alive."""
+"""``spark.sparklock.metastore.*``: where the metastore is and how its locks are kept alive
+(no Thrift here: the registry reads these for every conf, the client is imported only when a
+metastore manager is made)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,7 @@ from urllib.parse import urlparse
 from ...errors import ConfigError
 from ...values import DURATION_ACCEPTS, parse_duration
 
-DEFAULT_PORT = 9083
-
+DEFAULT_PORT = 9083  # Hive's metastore port
 PREFIX = "spark.sparklock.metastore."
 URIS = PREFIX + "uris"
 SOCKET_TIMEOUT = PREFIX + "socketTimeout"
