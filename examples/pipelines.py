@@ -427,7 +427,7 @@ def main(argv=None) -> int:
     opts = parse_args(argv)
     if opts.driver:
         return driver_main(opts)
-    from sparklock.localzk import ZooKeeperServer
+    from sparklock.managers.zookeeper.local_server import ZooKeeperServer
 
     work = Path(tempfile.mkdtemp(prefix="sparklock-pipelines-"))
     server = None

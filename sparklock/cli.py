@@ -9,8 +9,10 @@
     python -m sparklock connect-server [--host H] [--port P] [--conf k=v]...           # see below
 
 Connection settings are the Spark conf keys (``--conf spark.sparklock.zookeeper.quorum=h:2181``,
-or the ``--quorum``/``--namespace`` shorthands), parsed by the same code as in Spark, so a bad
-value gets the same error naming the key.
+or a backend's shorthands such as ``--quorum``/``--namespace``), parsed by the same code as in
+Spark, so a bad value gets the same error naming the key. The lock tools work with the backends
+whose locks other processes see (``spark.sparklock.manager``, default zookeeper); each backend
+may add subcommands of its own (``zookeeper``: a local development server).
 """
 
 from __future__ import annotations
@@ -20,27 +22,43 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 
-from . import localzk_cli, submit_conf
-from .config import SparkLockConfig, parse_duration
+from . import submit_conf
+from .config import SparkLockConfig
 from .errors import SparkLockError
-from .managers.zookeeper import ZooKeeperLockManager
-from .messages import LOCK_COLUMNS, lock_rows
-from .model import LockInfo, LockState, LockType
-from .objects import LockObject
+from .locks.model import LockInfo, LockState, LockType
+from .locks.objects import LockObject
+from .managers import LockManager
+from .managers.registry import BACKENDS
+from .protocol.messages import LOCK_COLUMNS, lock_rows
+from .values import parse_duration
+
+#: The backend the lock tools talk to unless ``--conf spark.sparklock.manager=...`` says otherwise.
+DEFAULT_MANAGER = "zookeeper"
+
+
+def _shorthands() -> list[tuple[str, str, str]]:
+    """Every shared backend's command-line shorthands: (flag, key, help)."""
+    return [o for b in BACKENDS.values() if b.shared for o in b.cli_options]
 
 
 def _config(args: argparse.Namespace) -> SparkLockConfig:
-    conf = {"spark.sparklock.manager": "zookeeper"}
+    conf = {"spark.sparklock.manager": DEFAULT_MANAGER}
     for item in args.conf or []:
         key, sep, value = item.partition("=")
         if not sep:
             raise SystemExit(f"--conf takes key=value, got {item!r}")
         conf[key.strip()] = value.strip()
-    if args.quorum:
-        conf["spark.sparklock.zookeeper.quorum"] = args.quorum
-    if args.namespace:
-        conf["spark.sparklock.zookeeper.namespace"] = args.namespace
-    return SparkLockConfig.from_conf(conf)
+    for flag, key, _ in _shorthands():
+        value = getattr(args, flag.lstrip("-").replace("-", "_"))
+        if value:
+            conf[key] = value
+    config = SparkLockConfig.from_conf(conf)
+    if not BACKENDS[config.manager].shared:
+        raise SystemExit(
+            f"spark.sparklock.manager={config.manager}: its locks live in one Spark application "
+            "only; these tools work with " + ", ".join(b for b in BACKENDS if BACKENDS[b].shared)
+        )
+    return config
 
 
 def _print_table(
@@ -59,7 +77,7 @@ def _age(info: LockInfo, now_ms: int) -> float:
     return (now_ms - info.data.lock_time_ms) / 1000.0
 
 
-def cmd_locks(m: ZooKeeperLockManager, args, out) -> int:
+def cmd_locks(m: LockManager, args, out) -> int:
     obj = LockObject.parse(args.object) if args.object else None
     infos = m.list_locks(obj, waiting=True)  # waiting requests too, as SHOW LOCKS
     if args.waiting:
@@ -76,7 +94,7 @@ RELEASE_OVERRIDE = (
 )
 
 
-def cmd_release(m: ZooKeeperLockManager, args, out) -> int:
+def cmd_release(m: LockManager, args, out) -> int:
     removed = m.unlock(LockObject.parse(args.name))
     print(RELEASE_OVERRIDE, file=out)
     for i in removed:
@@ -88,7 +106,7 @@ def cmd_release(m: ZooKeeperLockManager, args, out) -> int:
     return 0
 
 
-def cmd_stale(m: ZooKeeperLockManager, args, out) -> int:
+def cmd_stale(m: LockManager, args, out) -> int:
     max_age = parse_duration("--older-than", args.older_than)
     now_ms = int(dt.datetime.now().timestamp() * 1000)
     old = [
@@ -96,7 +114,7 @@ def cmd_stale(m: ZooKeeperLockManager, args, out) -> int:
         for i in m.list_locks()
         if i.data.lock_type is LockType.EXPLICIT and _age(i, now_ms) > max_age
     ]
-    empty = m.empty_object_nodes()
+    empty = m.leftovers()
     for i in old:
         print(
             f"stale explicit lock: {i.name} {i.mode.value} {i.lock_id} "
@@ -113,7 +131,7 @@ def cmd_stale(m: ZooKeeperLockManager, args, out) -> int:
         )
         return 0
     failed = m.remove_locks(old)
-    removed_nodes = m.remove_empty_object_nodes(empty)
+    removed_nodes = m.remove_leftovers(empty)
     print(
         f"removed {len(old) - len(failed)} stale explicit lock(s), "
         f"{len(removed_nodes)} empty node(s)",
@@ -127,8 +145,8 @@ def cmd_stale(m: ZooKeeperLockManager, args, out) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m sparklock", description=__doc__.split("\n\n")[0])
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--quorum", help="spark.sparklock.zookeeper.quorum")
-    common.add_argument("--namespace", help="spark.sparklock.zookeeper.namespace")
+    for flag, _, text in _shorthands():
+        common.add_argument(flag, help=text)
     common.add_argument(
         "--conf",
         action="append",
@@ -163,7 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--older-than", default="24h", help="explicit-lock age (default 24h)")
     s.add_argument("--apply", action="store_true", help="remove what was found")
     s.set_defaults(run=cmd_stale)
-    localzk_cli.register(sub)
+    for backend in BACKENDS.values():
+        if backend.add_commands is not None:
+            backend.add_commands(sub)
     submit_conf.register(sub)
     _add_servers(sub)
     return p
@@ -186,8 +206,11 @@ def main(argv: Sequence[str] | None = None, out=None) -> int:
         return args.run_server(args)
     try:
         config = _config(args)
-        with ZooKeeperLockManager(config) as manager:
+        manager = BACKENDS[config.manager].create(config)
+        try:
             return args.run(manager, args, out)
+        finally:
+            manager.close()
     except SparkLockError as e:
         print(str(e), file=sys.stderr)
         return 2

@@ -1,5 +1,9 @@
 """``spark.sparklock.*`` configuration: parsing, defaults, validation.
 
+The generic keys live here; each backend owns its section (``spark.sparklock.<backend>.*``: keys,
+defaults, validation, docs rows), which this module asks the registry for
+(:mod:`sparklock.managers.registry`). Value syntax: :mod:`sparklock.values`.
+
 Usable without Spark (a plain mapping of key → string), so the managers and the command-line tool
 share exactly the parser the Spark bridge uses. Values follow Spark's conventions: durations such as
 ``100ms``, ``4s``, ``2min``; booleans ``true``/``false``. A bad value raises :class:`ConfigError`
@@ -8,80 +12,38 @@ naming the key and what it accepts.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from .config_keys import KEYS
+from .config_keys import FIRST, REST
 from .errors import ConfigError
-from .model import WaitPolicy
-from .zksecurity import ZooKeeperSecurity, parse_security
+from .locks.model import LockSettings, WaitPolicy
+from .managers.registry import BACKENDS, backend
+from .values import (
+    PREFIX,
+    ConfigKey,
+    parse_bool,
+    parse_choice,
+    parse_duration,
+    parse_int,
+)
 
-PREFIX = "spark.sparklock."
-
-_DURATION_UNITS = {
-    "us": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "min": 60.0,
-    "h": 3600.0,
-    "d": 86400.0,
-}
-_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$")
-DURATION_ACCEPTS = "a duration such as 100ms, 4s, 2min (units us, ms, s, m, min, h, d; bare = ms)"
+MANAGER = "spark.sparklock.manager"
 
 
-def parse_duration(key: str, value: str | float | int) -> float:
-    """Seconds from a Spark-style duration; a bare number means milliseconds."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = float(value) / 1000.0
-    else:
-        m = _DURATION_RE.match(str(value).lower())
-        if not m or m.group(2) not in ("", *_DURATION_UNITS):
-            raise ConfigError(key, value, DURATION_ACCEPTS)
-        unit = _DURATION_UNITS.get(m.group(2), 1e-3)
-        seconds = float(m.group(1)) * unit
-    return seconds
+def _manager_row() -> ConfigKey:
+    """``spark.sparklock.manager``: its values are the registered backends."""
+    names = [b.summary for b in BACKENDS.values()]
+    text = " or ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    return ConfigKey(MANAGER, "embedded", text + ".")
 
 
-def format_duration(seconds: float) -> str:
-    ms = round(seconds * 1000)
-    if ms % 60000 == 0 and ms:
-        return f"{ms // 60000}min"
-    if ms % 1000 == 0 and ms:
-        return f"{ms // 1000}s"
-    return f"{ms}ms"
-
-
-def parse_bool(key: str, value: str | bool) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text == "true":
-        return True
-    if text == "false":
-        return False
-    raise ConfigError(key, value, "true or false")
-
-
-def parse_int(key: str, value: str | int, minimum: int) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = None
-    if number is None or number < minimum:
-        raise ConfigError(key, value, f"an integer >= {minimum}")
-    return number
-
-
-def parse_choice(key: str, value: str, choices: tuple[str, ...]) -> str:
-    text = str(value).strip().lower()
-    if text not in choices:
-        raise ConfigError(key, value, " or ".join(choices))
-    return text
-
-
+#: Every documented key, in the docs' order (their table is checked against this list): the
+#: generic keys, with each backend's section after ``spark.sparklock.manager``.
+KEYS: tuple[ConfigKey, ...] = (
+    FIRST + (_manager_row(),) + tuple(k for b in BACKENDS.values() for k in b.keys) + REST
+)
 DEFAULTS = {k.key: k.default for k in KEYS}
 
 #: Keys a session must not change for itself (the JVM registers them as static SQL confs, so
@@ -92,21 +54,6 @@ APPLICATION_WIDE_KEYS = ("spark.sparklock.unlock.policy", "spark.sparklock.admin
 #: Query text kept in lock data at most (characters): four UTF-8 bytes each stay well below
 #: ZooKeeper's 1 MB node limit (jute.maxbuffer).
 QUERY_STRING_MAX_LENGTH_LIMIT = 200_000
-
-
-@dataclass(frozen=True)
-class LockSettings:
-    """How one acquisition waits; may differ per session (spark.conf.set)."""
-
-    num_retries: int = 100
-    retry_interval: float = 1.0
-    wait_policy: WaitPolicy = WaitPolicy.QUEUE
-    unlock_num_retries: int = 10
-
-    @property
-    def budget(self) -> float:
-        """Total time a statement may wait: attempts x interval (both policies)."""
-        return self.num_retries * self.retry_interval
 
 
 @dataclass(frozen=True)
@@ -142,7 +89,7 @@ class Escalation:
 
 @dataclass(frozen=True)
 class UnlockPolicy:
-    """Who may UNLOCK (issue 17): ``any`` is Hive's behaviour; ``owner`` lets only the user in the
+    """Who may UNLOCK: ``any`` is Hive's behaviour; ``owner`` lets only the user in the
     locks' data (``u=<user>``) or one of ``admins`` remove them."""
 
     policy: str = "any"
@@ -170,7 +117,7 @@ class UnlockPolicy:
 
 @dataclass(frozen=True)
 class QueryText:
-    """What lock data says about the statement (issue 17): ``full`` text or a ``summary`` (its
+    """What lock data says about the statement: ``full`` text or a ``summary`` (its
     kind and objects, no literals), at most ``max_length`` characters (0: none)."""
 
     mode: str = "full"
@@ -195,12 +142,9 @@ class QueryText:
 class SparkLockConfig:
     enabled: bool = True
     manager: str = "embedded"
-    zookeeper_quorum: str = "127.0.0.1:2181"
-    zookeeper_namespace: str = "hive_zookeeper_namespace"
-    zookeeper_session_timeout: float = 30.0
-    zookeeper_connection_timeout: float = 15.0
-    #: TLS, credentials and ACLs (secrets inside never print)
-    zookeeper_security: ZooKeeperSecurity = ZooKeeperSecurity()
+    #: The chosen backend's own section (e.g. ``ZooKeeperSettings``), made by its registry
+    #: entry; None here means its defaults.
+    backend: Any = None
     lock: LockSettings = LockSettings()
     escalation: Escalation = Escalation()
     #: Read by the JVM shim after a grant (FileListings); parsed here so a bad value is an error.
@@ -223,25 +167,12 @@ class SparkLockConfig:
                     key, conf[key], "one of the documented keys: " + ", ".join(sorted(known))
                 )
         v = {**DEFAULTS, **{k: conf[k] for k in conf if k in known}}
-        namespace = str(v["spark.sparklock.zookeeper.namespace"]).strip().strip("/")
-        if not namespace or any(p in ("", ".", "..") for p in namespace.split("/")):
-            raise ConfigError(
-                "spark.sparklock.zookeeper.namespace",
-                v["spark.sparklock.zookeeper.namespace"],
-                "a znode name such as hive_zookeeper_namespace",
-            )
-        quorum = str(v["spark.sparklock.zookeeper.quorum"]).strip()
-        if not re.match(r"^[^,\s/]+(,[^,\s/]+)*(/\S*)?$", quorum):
-            raise ConfigError(
-                "spark.sparklock.zookeeper.quorum", quorum, "host:port[,host:port...][/chroot]"
-            )
-        timeouts = {}
-        for key in ("sessionTimeout", "connectionTimeout"):
-            full = f"spark.sparklock.zookeeper.{key}"
-            seconds = parse_duration(full, v[full])
-            if seconds <= 0:
-                raise ConfigError(full, v[full], DURATION_ACCEPTS + ", greater than 0")
-            timeouts[key] = seconds
+        manager = parse_choice(MANAGER, v[MANAGER], tuple(BACKENDS))
+        everything = {**conf, **v}  # a section may read other keys (spark.hadoop.*)
+        for other in BACKENDS.values():  # every section is checked, the chosen one is kept
+            section = other.parse(everything)
+            if other.name == manager:
+                chosen = section
         interval_key = "spark.sparklock.lock.retryInterval"
         lock = LockSettings(
             num_retries=parse_int(
@@ -266,14 +197,8 @@ class SparkLockConfig:
         )
         return cls(
             enabled=parse_bool("spark.sparklock.enabled", v["spark.sparklock.enabled"]),
-            manager=parse_choice(
-                "spark.sparklock.manager", v["spark.sparklock.manager"], ("embedded", "zookeeper")
-            ),
-            zookeeper_quorum=quorum,
-            zookeeper_namespace=namespace,
-            zookeeper_session_timeout=timeouts["sessionTimeout"],
-            zookeeper_connection_timeout=timeouts["connectionTimeout"],
-            zookeeper_security=parse_security(v, parse_bool),
+            manager=manager,
+            backend=chosen,
             lock=lock,
             escalation=Escalation.from_conf(v),
             refresh_listing=refresh != "false",
@@ -287,19 +212,11 @@ class SparkLockConfig:
             query_text=QueryText.from_conf(v),
         )
 
-    @property
-    def namespace_root(self) -> str:
-        return "/" + self.zookeeper_namespace
+    def __post_init__(self) -> None:
+        if self.backend is None:  # built in code (tests, tools): the backend's defaults
+            section = backend(self.manager).parse(DEFAULTS)
+            object.__setattr__(self, "backend", section)
 
     def settings_key(self) -> tuple:
         """What identifies the manager instance this config needs (one per process per key)."""
-        if self.manager == "embedded":
-            return ("embedded",)
-        return (
-            "zookeeper",
-            self.zookeeper_quorum,
-            self.zookeeper_namespace,
-            self.zookeeper_session_timeout,
-            self.zookeeper_connection_timeout,
-            self.zookeeper_security,
-        )
+        return (self.manager, self.backend)

@@ -1,25 +1,18 @@
-"""The ``spark.sparklock.*`` keys: name, default and meaning, in the order the docs list them.
+"""The generic ``spark.sparklock.*`` keys: name, default and meaning, in the docs' order.
 
-Data only: ``config`` parses and checks the values; ``docs_pages`` renders this tuple as the
-configuration reference (``docs/configuration.md``), so the page cannot drift from the code.
-Meanings are Markdown: they are read on the docs site.
+The generic keys, data only: ``config`` puts them around the backends' sections (each backend
+documents its own keys in its folder, and ``spark.sparklock.manager``'s row names the registered
+backends), parses and checks the values; ``docs_pages`` renders the whole as the configuration
+reference (``docs/configuration.md``), so the page cannot drift from the code. Meanings are
+Markdown: they are read on the docs site.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .values import ConfigKey
 
-
-@dataclass(frozen=True)
-class ConfigKey:
-    """One documented key: its default as a Spark conf value and what it means."""
-
-    key: str
-    default: str
-    doc: str
-
-
-KEYS: tuple[ConfigKey, ...] = (
+#: The keys before the backends' sections.
+FIRST: tuple[ConfigKey, ...] = (
     ConfigKey(
         "spark.sparklock.enabled",
         "true",
@@ -28,101 +21,10 @@ KEYS: tuple[ConfigKey, ...] = (
             "`false` the lock statements still succeed (SHOW LOCKS empty, LOCK/UNLOCK no-ops)."
         ),
     ),
-    ConfigKey(
-        "spark.sparklock.manager",
-        "embedded",
-        (
-            "`embedded` (in-process; one Spark application) or `zookeeper` (shared with other "
-            "drivers and with Hive)."
-        ),
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.quorum",
-        "127.0.0.1:2181",
-        "ZooKeeper connection string `host:port[,host:port...]`, optional `/chroot` suffix.",
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.namespace",
-        "hive_zookeeper_namespace",
-        "Root znode of all locks (Hive's `hive.zookeeper.namespace`).",
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.sessionTimeout",
-        "30s",
-        (
-            "ZooKeeper session timeout: how long a dead driver's implicit locks outlive it (Hive: "
-            "120s)."
-        ),
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.connectionTimeout",
-        "15s",
-        "How long to wait for the first ZooKeeper connection before statements fail.",
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.ssl.enabled",
-        "false",
-        (
-            "Connect to ZooKeeper over TLS (the servers' `secureClientPort`). See "
-            "[Security](security.md)."
-        ),
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.ssl.ca",
-        "",
-        (
-            "PEM file of the CA certificates that sign the servers' certificates (empty: the "
-            "system's CAs). Certificates are always verified."
-        ),
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.ssl.certFile",
-        "",
-        (
-            "PEM client certificate, for servers that require one (ZooKeeper's "
-            "`ssl.clientAuth=need`, its default); set with `ssl.keyFile`."
-        ),
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.ssl.keyFile",
-        "",
-        "PEM private key of `ssl.certFile`.",
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.ssl.keyPassword",
-        "",
-        (
-            "Password of an encrypted `ssl.keyFile`. A secret: never shown (Spark's UI redacts keys"
-            " with `password` in the name)."
-        ),
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.ssl.hostnameVerification",
-        "true",
-        "Check that a server's certificate names the host (or IP) its quorum entry uses.",
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.auth",
-        "none",
-        (
-            "Who sparklock is to ZooKeeper: `none`, `digest:<user>`, `sasl:DIGEST-MD5:<user>`, "
-            "`sasl:GSSAPI` or `sasl:GSSAPI:<principal>` (Kerberos)."
-        ),
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.auth.password",
-        "",
-        "Password of a `digest` or `DIGEST-MD5` identity. A secret: never shown.",
-    ),
-    ConfigKey(
-        "spark.sparklock.zookeeper.acl",
-        "open",
-        (
-            "ACL of every znode sparklock creates: `open` (`world:anyone`, Hive's), `creator` (all "
-            "rights to the identity that created it, read to everyone) or a list "
-            "`scheme:id:perms,...`."
-        ),
-    ),
+)
+
+#: The keys after the backends' sections.
+REST: tuple[ConfigKey, ...] = (
     ConfigKey(
         "spark.sparklock.lock.numRetries",
         "100",

@@ -2,7 +2,7 @@
 
 Each page in ``PAGES`` holds blocks between ``<!-- name:start -->`` and ``<!-- name:end -->``
 markers whose text comes from the code: the statement table and lists from ``commands.RULES``
-and ``command_classes``, the configuration reference from ``config_keys.KEYS``. The prose around
+and ``command_classes``, the configuration reference from ``config.KEYS``. The prose around
 the blocks is written by hand. ``python3 -m sparklock.docs_pages --write`` rewrites the blocks in
 place; a test renders them in memory and fails when a page differs, so the docs cannot drift.
 """
@@ -13,8 +13,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .command_docs import markdown_lists, markdown_table
-from .config_keys import KEYS
+from .config import KEYS
+from .rules.command_docs import markdown_lists, markdown_table
 
 
 def config_table() -> str:

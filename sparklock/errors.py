@@ -51,7 +51,7 @@ class InvalidObjectError(SparkLockError, ValueError):
 class LockConflictError(SparkLockError):
     """A lock set could not be acquired within its budget.
 
-    ``holders`` is a list of :class:`sparklock.model.LockInfo` of the locks that refused it.
+    ``holders`` is a list of :class:`sparklock.locks.model.LockInfo` of the locks that refused it.
     """
 
     code = "LOCK_CONFLICT"
@@ -122,6 +122,15 @@ class UnlockNotOwnerError(SparkLockError):
     to another user (or to one sparklock cannot tell), and the asking user is no admin."""
 
     code = "UNLOCK_NOT_OWNER"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")
+
+
+class SparkLockSetupError(SparkLockError):
+    """sparklock cannot be installed into this Spark session."""
+
+    code = "SPARKLOCK_SETUP_FAILED"
 
     def __init__(self, detail: str) -> None:
         super().__init__(f"{self.code}: {detail}")

@@ -12,8 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-
-from .messages import Report
+from dataclasses import dataclass
 
 log = logging.getLogger("sparklock")
 
@@ -23,6 +22,18 @@ RELEASE_RETRIED = "RELEASE_RETRIED"
 LOCKS_LOST = "LOCKS_LOST"
 #: The ZooKeeper connection changed state (``detail``: ``CONNECTED``, ``SUSPENDED``, ``LOST``).
 ZOOKEEPER_STATE = "ZOOKEEPER_STATE"
+
+
+@dataclass(frozen=True)
+class Report:
+    """What only this side sees, for the JVM's metrics (``LockTelemetry.report`` takes a JSON
+    array of these, this module): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
+    ``count``; ``ZOOKEEPER_STATE`` sets the connection gauge from ``detail`` (kazoo's state)."""
+
+    event: str
+    count: int = 1
+    detail: str | None = None
+
 
 Sink = Callable[[Report], None]
 

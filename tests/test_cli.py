@@ -11,9 +11,9 @@ import pytest
 
 from sparklock.cli import main
 from sparklock.config import LockSettings
+from sparklock.locks.model import LockMode, LockRequest, LockType
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest, LockType
-from sparklock.objects import LockObject
 from tests.support.show_locks_columns import EXTENDED
 
 pytestmark = pytest.mark.zookeeper

@@ -2,12 +2,12 @@
 
 The coverage test reads the command classes from pyspark's jars (``tests/support/
 command_enumeration``, no JVM) and fails on a class that is neither a row of the command table nor
-on the no-lock or the fail-safe list of ``sparklock.command_classes``. The rest checks the issue's
-findings with ``EXPLAIN LOCKS`` on a real local session (v2 tables of the session catalog are
-``USING noop`` tables, Spark's own ``TableProvider``), with what Spark runs outside SQL statements:
-``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of a test
-procedure (both compiled from ``tests/sources``), JDBC writes and reads (Derby in memory, from
-pyspark's jars), streaming micro-batches.
+on the no-lock or the fail-safe list of ``sparklock.rules.command_classes``. The rest checks the
+issue's findings with ``EXPLAIN LOCKS`` on a real local session (v2 tables of the session catalog
+are ``USING noop`` tables, Spark's own ``TableProvider``), with what Spark runs outside SQL
+statements: ``df.write.format(...).save`` into a test ``CreatableRelationProvider``, ``CALL`` of
+a test procedure (both compiled from ``tests/sources``), JDBC writes and reads (Derby in memory,
+from pyspark's jars), streaming micro-batches.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from sparklock.command_classes import FAIL_SAFE, NO_LOCK
-from sparklock.commands import BY_CLASS, RULES
-from sparklock.facts import parse_facts
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
+from sparklock.rules.command_classes import FAIL_SAFE, NO_LOCK
+from sparklock.rules.commands import BY_CLASS, RULES
+from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
 
 pyspark = pytest.importorskip("pyspark")
@@ -55,7 +55,7 @@ def test_every_command_class_of_the_installed_spark_is_classified():
     missing = sorted(n for n in found if not _category(n))
     assert not missing, (
         "command classes of this Spark with no row, no-lock or fail-safe entry "
-        "(add each to sparklock/commands.py or sparklock/command_classes.py):\n  "
+        "(add each to sparklock/rules/commands.py or sparklock/rules/command_classes.py):\n  "
         + "\n  ".join(missing)
     )
 

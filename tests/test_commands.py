@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from sparklock.commands import RULES
-from sparklock.facts import parse_facts
+from sparklock.rules.commands import RULES
+from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
 from tests.support.locks import class_of
 

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from sparklock.config import SparkLockConfig, format_duration, parse_duration
+from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError
-from sparklock.model import WaitPolicy
+from sparklock.locks.model import WaitPolicy
+from sparklock.values import format_duration, parse_duration
 
 
 def test_defaults():
     c = SparkLockConfig.from_conf({})
     assert c.enabled and c.manager == "embedded"
-    assert c.zookeeper_namespace == "hive_zookeeper_namespace"
+    assert c.backend is None  # embedded: no section of its own
+    zk = SparkLockConfig.from_conf({"spark.sparklock.manager": "zookeeper"}).backend
+    assert zk.namespace == "hive_zookeeper_namespace"
     assert c.lock.num_retries == 100 and c.lock.retry_interval == 1.0
     assert c.lock.wait_policy is WaitPolicy.QUEUE and c.lock.unlock_num_retries == 10
-    assert c.zookeeper_session_timeout == 30 and c.zookeeper_connection_timeout == 15
+    assert zk.session_timeout == 30 and zk.connection_timeout == 15
     assert c.lock.budget == 100
 
 
@@ -49,7 +52,7 @@ def test_values_parsed():
             "spark.sparklock.lock.waitPolicy": "retry",
         }
     )
-    assert not c.enabled and c.manager == "zookeeper" and c.namespace_root == "/my_ns"
+    assert not c.enabled and c.manager == "zookeeper" and c.backend.namespace_root == "/my_ns"
     assert c.lock.num_retries == 1 and c.lock.retry_interval == 0.1
     assert c.lock.wait_policy is WaitPolicy.RETRY
 

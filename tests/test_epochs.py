@@ -11,9 +11,9 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
 
-from sparklock.facts import parse_facts
-from sparklock.model import LockData, LockInfo, LockMode, LockType
-from sparklock.objects import LockObject
+from sparklock.locks.model import LockData, LockInfo, LockMode, LockType
+from sparklock.locks.objects import LockObject
+from sparklock.rules.facts import parse_facts
 from sparklock.service.epochs import WriteEpochs
 
 PARTS = [{"p": "1"}, {"p": "2"}, {"p": None}]
@@ -149,9 +149,9 @@ def test_the_clock_counts_a_managers_merged_writes(zk_server, zk, zk_namespace):
     """The manager's writes leave through its coalescing lanes (answer objects of their own):
     they are counted as ours, so locking and unlocking alone never moves the clock."""
     from sparklock.config import LockSettings
+    from sparklock.locks.model import LockRequest
     from sparklock.managers.zookeeper import ZooKeeperLockManager
     from sparklock.managers.zookeeper.clock import clock_of
-    from sparklock.model import LockRequest
 
     manager = ZooKeeperLockManager.connect(zk_server.address, zk_namespace, settings=LockSettings())
     try:

@@ -7,11 +7,11 @@ import pytest
 
 from sparklock.config import Escalation, LockSettings, SparkLockConfig
 from sparklock.errors import ConfigError, LockConflictError
-from sparklock.facts import parse_facts
+from sparklock.locks.model import LockMode, LockRequest, WaitPolicy, build_lock_set
+from sparklock.locks.objects import LockObject
 from sparklock.managers import EmbeddedLockManager
-from sparklock.model import LockMode, LockRequest, WaitPolicy, build_lock_set
-from sparklock.objects import LockObject
-from sparklock.policy import escalate, requests_for
+from sparklock.rules.facts import parse_facts
+from sparklock.rules.policy import escalate, requests_for
 from sparklock.service import LockService
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE

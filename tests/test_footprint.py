@@ -13,10 +13,10 @@ import pytest
 
 from sparklock.config import LockSettings, SparkLockConfig
 from sparklock.errors import LockConflictError
-from sparklock.facts import parse_facts
+from sparklock.locks.model import LockMode, LockRequest, WaitPolicy
+from sparklock.locks.objects import LockObject
 from sparklock.managers import EmbeddedLockManager
-from sparklock.model import LockMode, LockRequest, WaitPolicy
-from sparklock.objects import LockObject
+from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
 from tests.support.zookeeper import ZooKeeperServer
 
@@ -107,9 +107,10 @@ def zk():
 def test_zookeeper_manager_and_client_keep_nothing_per_statement(zk):
     from sparklock.managers.zookeeper import ZooKeeperLockManager
     from sparklock.managers.zookeeper import session as zkclient
+    from sparklock.managers.zookeeper.settings import ZooKeeperSettings
 
     config = SparkLockConfig(
-        manager="zookeeper", zookeeper_quorum=zk.address, zookeeper_namespace="footprint"
+        manager="zookeeper", backend=ZooKeeperSettings(quorum=zk.address, namespace="footprint")
     )
     m = ZooKeeperLockManager(config)
     try:

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
 from sparklock.errors import InvalidObjectError
+from sparklock.locks.objects import MAX_COMPONENT_LENGTH, LockObject
 from sparklock.managers.zookeeper import object_from_components
-from sparklock.objects import MAX_COMPONENT_LENGTH, LockObject
 from tests.support.spark import SparkSpec
 from tests.support.zk_tree import inspecting, relative, znodes
 

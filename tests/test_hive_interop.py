@@ -14,8 +14,9 @@ import pytest
 
 from sparklock.config import LockSettings, SparkLockConfig
 from sparklock.errors import LockConflictError, NotLockedError
-from sparklock.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
-from sparklock.objects import LockObject
+from sparklock.locks.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
+from sparklock.locks.objects import LockObject
+from sparklock.managers.zookeeper.settings import ZooKeeperSettings
 from tests.support.hive_harness import HiveLockHarness, build_harness, missing_requirements
 from tests.support.zk_tree import inspecting, is_lock, relative, znodes
 
@@ -228,9 +229,9 @@ def make_spark_manager(
     )
     config = SparkLockConfig(
         manager="zookeeper",
-        zookeeper_quorum=zk_server.address,
-        zookeeper_namespace=namespace,
-        zookeeper_session_timeout=session_timeout,
+        backend=ZooKeeperSettings(
+            quorum=zk_server.address, namespace=namespace, session_timeout=session_timeout
+        ),
         lock=LockSettings(num_retries=1, retry_interval=0.05, wait_policy=wait_policy),
     )
     return zookeeper.ZooKeeperLockManager(config)

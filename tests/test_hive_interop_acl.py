@@ -12,10 +12,10 @@ import pytest
 
 from sparklock.config import SparkLockConfig
 from sparklock.errors import LockConflictError
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
-from sparklock.zksecurity import ACL_KEY, AUTH, AUTH_PASSWORD
+from sparklock.managers.zookeeper.security import ACL_KEY, AUTH, AUTH_PASSWORD
 from tests.support.hive_harness import (
     HiveHarnessError,
     HiveLockHarness,

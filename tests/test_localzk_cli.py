@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kazoo.client import KazooClient
 
-from sparklock.localzk import free_port, port_in_use
+from sparklock.managers.zookeeper.local_server import free_port, port_in_use
 
 pytestmark = pytest.mark.zookeeper
 REPO = Path(__file__).resolve().parents[1]

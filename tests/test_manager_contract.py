@@ -1,21 +1,25 @@
 """One contract, every manager: the same scenarios run against each lock manager.
 
-The ``manager_factory`` fixture is parametrized by manager kind; the ZooKeeper case runs against a
-real server (``zk_server``) in a namespace of its own.
+The ``manager_factory`` fixture is parametrized over the registry (``managers.registry.BACKENDS``):
+every registered backend runs every scenario, made through its registry entry from a conf. The
+ZooKeeper case runs against a real server (``zk_server``) in a namespace of its own, the metastore
+case against a real Hive metastore (``hive_metastore``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
 import pytest
 
-from sparklock.config import LockSettings
+from sparklock.config import LockSettings, SparkLockConfig
 from sparklock.errors import LockConflictError, NotLockedError
-from sparklock.managers import AcquisitionCancelled, EmbeddedLockManager, LockManager
-from sparklock.model import LockMode, LockRequest, LockType, WaitPolicy
-from sparklock.objects import LockObject
+from sparklock.locks.model import LockMode, LockRequest, LockType, WaitPolicy
+from sparklock.locks.objects import LockObject
+from sparklock.managers import AcquisitionCancelled, LockManager
+from sparklock.managers.registry import BACKENDS
 from tests.support.locks import take
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
@@ -26,41 +30,41 @@ P2 = LockObject.of_partition("default", "t", {"p": "2"})
 FAIL_FAST = LockSettings(num_retries=1, retry_interval=0.01, wait_policy=WaitPolicy.RETRY)
 
 
-def _make_embedded(request, settings: LockSettings) -> LockManager:
-    return EmbeddedLockManager(settings)
+def _zookeeper_conf(request) -> dict[str, str]:
+    return {
+        "spark.sparklock.zookeeper.quorum": request.getfixturevalue("zk_server").address,
+        "spark.sparklock.zookeeper.namespace": request.getfixturevalue("zk_namespace"),
+    }
 
 
-def _make_zookeeper(request, settings: LockSettings) -> LockManager:
-    from sparklock.config import SparkLockConfig
-    from sparklock.managers.zookeeper import ZooKeeperLockManager
-
-    config = SparkLockConfig(
-        manager="zookeeper",
-        zookeeper_quorum=request.getfixturevalue("zk_server").address,
-        zookeeper_namespace=request.getfixturevalue("zk_namespace"),
-        lock=settings,
-    )
-    return ZooKeeperLockManager(config)
+def _metastore_conf(request) -> dict[str, str]:
+    return {"spark.sparklock.metastore.uris": request.getfixturevalue("hive_metastore").uri}
 
 
-def _make_metastore(request, settings: LockSettings) -> LockManager:
-    from sparklock.managers.metastore import MetastoreLockManager, MetastoreSettings
-
-    server = request.getfixturevalue("hive_metastore")
-    return MetastoreLockManager(MetastoreSettings(uris=server.uri), settings)
-
-
-FACTORIES = {
-    "embedded": _make_embedded,
-    "zookeeper": _make_zookeeper,
-    "metastore": _make_metastore,
+#: Backend name -> the conf of a test instance of it (its server is a fixture). Every backend of
+#: the registry must have one: the contract runs them all.
+TEST_CONFS = {
+    "embedded": lambda request: {},
+    "zookeeper": _zookeeper_conf,
+    "metastore": _metastore_conf,
 }
+
+
+def _make(name: str, request, settings: LockSettings) -> LockManager:
+    """A manager made the way the service makes one: conf -> config -> the registry's entry."""
+    conf = {"spark.sparklock.manager": name, **TEST_CONFS[name](request)}
+    config = dataclasses.replace(SparkLockConfig.from_conf(conf), lock=settings)
+    return BACKENDS[name].create(config)
+
+
+def test_every_registered_backend_runs_the_contract():
+    assert set(TEST_CONFS) == set(BACKENDS)
 
 
 @pytest.fixture(
     params=[
         pytest.param(kind, marks=[pytest.mark.metastore] if kind == "metastore" else [])
-        for kind in sorted(FACTORIES)
+        for kind in sorted(BACKENDS)
     ]
 )
 def manager_factory(request):
@@ -68,7 +72,7 @@ def manager_factory(request):
     made: list[LockManager] = []
 
     def factory(settings: LockSettings = FAIL_FAST) -> LockManager:
-        m = FACTORIES[request.param](request, settings)
+        m = _make(request.param, request, settings)
         made.append(m)
         return m
 

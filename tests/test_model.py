@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sparklock.errors import InvalidObjectError
-from sparklock.model import (
+from sparklock.locks.model import (
     Contender,
     LockData,
     LockMode,
@@ -15,7 +15,7 @@ from sparklock.model import (
     compatible,
     decide,
 )
-from sparklock.objects import LockObject, ObjectKind, escape_path_name, unescape_path_name
+from sparklock.locks.objects import LockObject, ObjectKind, escape_path_name, unescape_path_name
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 
@@ -193,7 +193,7 @@ def test_a_granted_lock_info_is_the_one_the_constructor_makes():
     the dataclass has, as the constructor would: a field added later must be added there too."""
     import dataclasses
 
-    from sparklock.model import LockInfo
+    from sparklock.locks.model import LockInfo
 
     obj = LockObject.of_partition("db", "t", {"p": "1"})
     data = LockData.now("q", LockType.IMPLICIT, "select 1")

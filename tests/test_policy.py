@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sparklock.errors import LockConflictError, NotLockedError
-from sparklock.facts import parse_facts
-from sparklock.policy import requests_for
+from sparklock.rules.facts import parse_facts
+from sparklock.rules.policy import requests_for
 from sparklock.service import LockService, config_of
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sparklock import managers
-from sparklock.facts import parse_facts
+from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService, config_of
 from tests.support.hive_harness import HiveLockHarness, build_harness, missing_requirements
 

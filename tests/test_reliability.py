@@ -27,8 +27,8 @@ pyspark = pytest.importorskip("pyspark")
 from kazoo.client import KazooClient  # noqa: E402
 
 from sparklock.errors import LockManagerUnavailableError, UnlockError  # noqa: E402
-from sparklock.facts import Facts, parse_facts  # noqa: E402
 from sparklock.managers import get_manager  # noqa: E402
+from sparklock.rules.facts import Facts, parse_facts  # noqa: E402
 from sparklock.service import LockService, config_of, get_service  # noqa: E402
 from tests.support.driver import Driver  # noqa: E402
 from tests.support.locks import session_manager, wait_for  # noqa: E402

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from sparklock.facts import Facts, parse_facts
+from sparklock.rules.facts import Facts, parse_facts
 from sparklock.service import LockService
 
 CONF = {"spark.sparklock.lock.numRetries": "100", "spark.sparklock.lock.retryInterval": "20ms"}

@@ -24,7 +24,7 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
-from sparklock import facts as facts_contract  # noqa: E402
+from sparklock.rules import facts as facts_contract  # noqa: E402
 from sparklock.service import get_service  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.contract import assert_records_match  # noqa: E402

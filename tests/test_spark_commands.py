@@ -21,7 +21,7 @@ import pytest
 pyspark = pytest.importorskip("pyspark")
 
 
-from sparklock.objects import LockObject  # noqa: E402
+from sparklock.locks.objects import LockObject  # noqa: E402
 from tests.support.locks import (  # noqa: E402
     explain,
     requested,
@@ -222,7 +222,7 @@ def test_replace_columns_is_refused_on_v1_tables_before_locking(spark):
 def test_unrecognised_command_takes_exclusive_and_logs_its_class(spark, caplog):
     # COMMENT ON TABLE (CommentOnTable) is deliberately not in the command table: the fail-safe
     # rule gives it EXCLUSIVE on the table it names, which is also the right lock for it
-    from sparklock.commands import BY_CLASS, NO_LOCK_CLASSES
+    from sparklock.rules.commands import BY_CLASS, NO_LOCK_CLASSES
 
     comment = "org.apache.spark.sql.catalyst.plans.logical.CommentOnTable"
     assert comment not in BY_CLASS and comment not in NO_LOCK_CLASSES

@@ -18,7 +18,8 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.errors import AnalysisException, ParseException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
-from sparklock import messages  # noqa: E402
+from sparklock import telemetry  # noqa: E402
+from sparklock.protocol import messages  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.contract import assert_records_match  # noqa: E402
 from tests.support.show_locks_columns import BASIC, EXPLAIN, EXTENDED  # noqa: E402
@@ -454,7 +455,7 @@ MESSAGES = {
     "Messages$Rows": messages.Rows,
     "Messages$LockTarget": messages.LockTarget,
     "Messages$CommandRequest": messages.CommandRequest,
-    "Messages$Report": messages.Report,
+    "Messages$Report": telemetry.Report,
 }
 
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from sparklock import telemetry
-from sparklock.messages import Report, to_json
+from sparklock.protocol.messages import to_json
+from sparklock.telemetry import Report
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from sparklock import managers
 from sparklock.cli import RELEASE_OVERRIDE, main
 from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError, NotLockedError, UnlockNotOwnerError
-from sparklock.model import LockMode, LockRequest, LockType
-from sparklock.objects import LockObject
+from sparklock.locks.model import LockMode, LockRequest, LockType
+from sparklock.locks.objects import LockObject
 from sparklock.service import LockService, config_of
 
 T = {"database": "default", "table": "unlock_policy_t", "partition": []}

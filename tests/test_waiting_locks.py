@@ -1,5 +1,5 @@
 """Who waits for whom, at the manager level: WAITING rows beside granted locks, on both managers
-and both wait policies, and what ZooKeeper stores for them (sparklock.waiting).
+and both wait policies, and what ZooKeeper stores for them (sparklock.locks.waiting).
 
 Each scenario holds a lock, starts a conflicting request on a thread, reads ``list_locks`` while
 it waits, then ends the wait (grant, refusal, cancellation) and reads again.
@@ -17,10 +17,10 @@ import pytest
 
 from sparklock.config import LockSettings
 from sparklock.errors import LockConflictError, NotLockedError
+from sparklock.locks.model import LockData, LockInfo, LockMode, LockState, LockType, WaitPolicy
+from sparklock.locks.objects import LockObject
 from sparklock.managers import AcquisitionCancelled, EmbeddedLockManager, LockManager
-from sparklock.messages import LOCK_COLUMNS, lock_rows
-from sparklock.model import LockData, LockInfo, LockMode, LockState, LockType, WaitPolicy
-from sparklock.objects import LockObject
+from sparklock.protocol.messages import LOCK_COLUMNS, lock_rows
 from tests.support.locks import take, wait_for
 from tests.support.zk_tree import inspecting, znodes
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from sparklock.localzk import free_port
+from sparklock.managers.zookeeper.local_server import free_port
 from sparklock.shim import prebuilt
 from sparklock.shim.locate import spark_line
 from tests.support import wheel_env

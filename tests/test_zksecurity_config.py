@@ -8,12 +8,14 @@ import pytest
 
 from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError
-from sparklock.zksecurity import ACL_KEY, AUTH, AUTH_PASSWORD, SSL_CERT
+from sparklock.managers.zookeeper.security import ACL_KEY, AUTH, AUTH_PASSWORD, SSL_CERT
 from tests.support.sasl import needs_pure_sasl
+
+ZOOKEEPER = {"spark.sparklock.manager": "zookeeper"}
 
 
 def parsed(conf: dict[str, str]):
-    return SparkLockConfig.from_conf(conf).zookeeper_security
+    return SparkLockConfig.from_conf({**ZOOKEEPER, **conf}).backend.security
 
 
 def test_defaults_are_hive_s_plain_open_connection():

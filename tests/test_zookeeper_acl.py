@@ -16,10 +16,10 @@ from kazoo.security import ACL, Id, make_digest_acl
 
 from sparklock.config import SparkLockConfig
 from sparklock.errors import LockManagerUnavailableError
+from sparklock.locks.model import LockMode, LockRequest, LockType
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest, LockType
-from sparklock.objects import LockObject
-from sparklock.zksecurity import ACL_KEY, AUTH, AUTH_PASSWORD
+from sparklock.managers.zookeeper.security import ACL_KEY, AUTH, AUTH_PASSWORD
 from tests.support.sasl import needs_pure_sasl
 from tests.support.zk_managers import closing_managers, manager_conf
 from tests.support.zk_security import sasl_server
@@ -274,7 +274,7 @@ def test_no_secret_in_logs_or_lock_listings(auth_zk, managers, zk_namespace, cap
     held = explicit(alice, T)
     rows = [repr(i) for i in alice.list_locks()]
     alice.release(held)
-    text = caplog.text + "".join(rows) + repr(alice.config)
+    text = caplog.text + "".join(rows) + repr(alice.zookeeper)
     assert "Auth(" in caplog.text  # kazoo logged its Auth packet (masked)
     assert DIGEST_PASSWORD not in text
     assert "digest:alice" in caplog.text  # the identity is said, the password is not

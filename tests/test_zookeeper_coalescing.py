@@ -17,11 +17,11 @@ import time
 import pytest
 from kazoo.exceptions import NoNodeError
 
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager, coalescing
 from sparklock.managers.zookeeper.polling import PollingHandler
 from sparklock.managers.zookeeper.transport import children_of, create, multi_failure
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
 from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import packets
 from tests.support.zk_tree import znodes
@@ -260,7 +260,7 @@ def test_reads_behind_a_failed_merged_write_follow_each_write_alone(server, mana
 def test_a_grant_check_is_read_along_with_the_create(server, manager, other, ns):
     """Beside another process's lock, the children a grant check needs come back with the
     create (sent right behind its multi), show that lock, and the statement is refused."""
-    from sparklock.model import LockData, LockType, build_lock_set
+    from sparklock.locks.model import LockData, LockType, build_lock_set
 
     partition = LockObject.of_partition("db", "t", {"p": "1"})
     elsewhere = ZooKeeperLockManager.connect(f"localhost:{server.port}", ns)
@@ -270,7 +270,7 @@ def test_a_grant_check_is_read_along_with_the_create(server, manager, other, ns)
         )
         lock_set = build_lock_set([LockRequest(partition, LockMode.SHARED)])
         data = LockData.now("q", LockType.IMPLICIT, "", "127.0.0.1")
-        nodes = manager._create(list(enumerate(lock_set)), data, "o")
+        nodes = manager._steps.create(list(enumerate(lock_set)), data, "o")
         try:
             for node, theirs in zip(nodes, holder.locks, strict=True):
                 assert node.siblings is not None
@@ -278,10 +278,10 @@ def test_a_grant_check_is_read_along_with_the_create(server, manager, other, ns)
                 assert names == sorted(
                     [theirs.lock_id.rsplit("/", 1)[1], node.path.rsplit("/")[-1]]
                 )
-            refused = manager._check(nodes, "o")
+            refused = manager._steps.check(nodes, "o")
             assert refused is not None and refused[0].request.obj == partition
         finally:
-            manager._drop(nodes)
+            manager._steps.drop(nodes)
         holder.release()
         held = manager.acquire([LockRequest(partition, LockMode.SHARED)], owner="o", query_id="q")
         held.release()

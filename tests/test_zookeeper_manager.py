@@ -25,11 +25,11 @@ from sparklock.errors import (
     NotLockedError,
     UnlockError,
 )
+from sparklock.locks.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
+from sparklock.locks.objects import LockObject
 from sparklock.managers.base import AcquisitionCancelled
 from sparklock.managers.zookeeper import ZooKeeperLockManager, object_from_components
 from sparklock.managers.zookeeper import session as zkclient
-from sparklock.model import LockData, LockMode, LockRequest, LockType, WaitPolicy
-from sparklock.objects import LockObject
 from tests.support.locks import take, wait_for
 from tests.support.zk_tree import is_lock, znodes
 from tests.support.zookeeper import ZooKeeperServer, free_port
@@ -540,8 +540,8 @@ def test_session_expiry_marks_held_locks_lost(make, zk, zk_server, zk_namespace)
 _HOLDER = textwrap.dedent(
     """
     import sys
-    from sparklock.model import LockMode, LockRequest, LockType
-    from sparklock.objects import LockObject
+    from sparklock.locks.model import LockMode, LockRequest, LockType
+    from sparklock.locks.objects import LockObject
     from sparklock.managers.zookeeper import ZooKeeperLockManager
 
     m = ZooKeeperLockManager.connect(sys.argv[1], sys.argv[2], session_timeout=1.0)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from sparklock.config import LockSettings
+from sparklock.locks.model import LockMode, LockRequest, WaitPolicy
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest, WaitPolicy
-from sparklock.objects import LockObject
 from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import counted, packets
 from tests.support.zk_tree import znodes
@@ -108,16 +108,16 @@ def test_overlapping_statements_of_one_process_leave_nothing(manager, other, ns,
 
 
 def test_create_maps_nodes_to_requests_in_any_order(manager, other, ns):
-    from sparklock.model import LockData, LockType, build_lock_set
+    from sparklock.locks.model import LockData, LockType, build_lock_set
 
     lock_set = build_lock_set([LockRequest(P1, X), LockRequest(P2, S)])
     data = LockData.now("q", LockType.IMPLICIT, "text")
     requests = list(reversed(list(enumerate(lock_set))))  # children before parents
-    nodes = manager._create(requests, data, "o")
+    nodes = manager._steps.create(requests, data, "o")
     for node in nodes:
         assert node.object_path == node.request.obj.path("/" + ns)
         assert node.path.rsplit("/", 1)[1].startswith(f"LOCK-{node.request.mode.value}-")
-    manager._drop(nodes)
+    manager._steps.drop(nodes)
     assert tree(other, "/" + ns) == []
 
 

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError
+from sparklock.locks.model import LockMode, LockRequest, LockType
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.managers.zookeeper.secure_connect import ConnectionWatch, new_client
-from sparklock.model import LockMode, LockRequest, LockType
-from sparklock.objects import LockObject
-from sparklock.zksecurity import (
+from sparklock.managers.zookeeper.security import (
     ACL_KEY,
     AUTH,
     AUTH_PASSWORD,
@@ -36,7 +36,7 @@ SECRETS = st.text(
 def texts_of(conf: dict[str, str]) -> list[str]:
     """Everything a user may see of ``conf``: the error, or the parsed config's repr/str."""
     try:
-        config = SparkLockConfig.from_conf(conf)
+        config = SparkLockConfig.from_conf({"spark.sparklock.manager": "zookeeper", **conf})
     except ConfigError as exc:
         return [str(exc), repr(exc), repr(exc.value)]
     return [repr(config), str(config), repr(config.settings_key())]
@@ -88,9 +88,14 @@ def test_kazoo_log_lines_are_masked(secret, noise):
 
 def test_client_options_keep_the_secret_for_kazoo_only():
     config = SparkLockConfig.from_conf(
-        {AUTH: "digest:alice", AUTH_PASSWORD: "pw-Zq7#hidden", ACL_KEY: "creator"}
+        {
+            "spark.sparklock.manager": "zookeeper",
+            AUTH: "digest:alice",
+            AUTH_PASSWORD: "pw-Zq7#hidden",
+            ACL_KEY: "creator",
+        }
     )
-    client, watch = new_client("127.0.0.1:1", 10.0, config.zookeeper_security)
+    client, watch = new_client("127.0.0.1:1", 10.0, config.backend.security)
     try:
         assert client.auth_data == {("digest", "alice:pw-Zq7#hidden")}  # what ZooKeeper gets
         assert "pw-Zq7#hidden" not in repr(config) and "pw-Zq7#hidden" in watch._secrets

@@ -19,10 +19,10 @@ from kazoo.client import KazooClient
 from sparklock.cli import main
 from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError, LockManagerUnavailableError
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
-from sparklock.zksecurity import (
+from sparklock.managers.zookeeper.security import (
     SSL_CA,
     SSL_CERT,
     SSL_ENABLED,

@@ -10,6 +10,8 @@ import math
 import pytest
 from kazoo.exceptions import NodeExistsError
 
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.managers.zookeeper.transport import (
     MULTI_BYTES,
@@ -19,8 +21,6 @@ from sparklock.managers.zookeeper.transport import (
     multi_failure,
 )
 from sparklock.managers.zookeeper.tree_hints import ABSENT_HINTS
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
 from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import counted
 from tests.support.zk_tree import znodes

@@ -9,33 +9,31 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import socket
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 
-from .. import telemetry
-from ..config import LockSettings
-from ..errors import LockConflictError, LocksLostError, SparkLockError
-from ..model import (  # noqa: F401  (LockMode re-exported for managers)
+from ..errors import LockConflictError, SparkLockError
+from ..locks.model import (  # noqa: F401  (LockMode re-exported for managers)
     MAX_QUERY_LENGTH,
     LockData,
     LockInfo,
     LockMode,
     LockRequest,
+    LockSettings,
     LockType,
     WaitPolicy,
     build_lock_set,
 )
-from ..objects import LockObject
-from ..waiting import waiting_row
+from ..locks.objects import LockObject
+from ..locks.waiting import waiting_row
+from .held import HeldLocks, Refusal
+from .wait_log import WaitReporter
 
 log = logging.getLogger("sparklock")
-
-# How often a waiting statement logs what it waits for.
-WAIT_LOG_INTERVAL = 5.0
 
 
 class AcquisitionCancelled(SparkLockError):
@@ -55,90 +53,16 @@ def local_client_address() -> str:
         return "127.0.0.1"
 
 
-@dataclass
-class Refusal:
-    """Why an attempt failed: the first object refused, in the requested mode, and its holders."""
-
-    request: LockRequest
-    holders: list[LockInfo]
-
-
-@dataclass
-class HeldLocks:
-    """The locks one acquisition holds (a statement's implicit set, or one LOCK TABLE)."""
-
-    owner: str
-    query_id: str
-    lock_type: LockType
-    locks: Sequence[LockInfo]  # a list, or a manager's sequence that makes them when read
-    manager: LockManager | None = field(default=None, repr=False)
-    lost_reason: str | None = None
-    released: bool = False
-    acquired_at: float = field(default_factory=time.monotonic)
-    #: How long asking for these locks took until the grant (set by the service; metrics).
-    waited_ns: int = 0
-    # Manager-private: what the manager needs to release these locks (entries, znode paths).
-    handles: list = field(default_factory=list, repr=False)
-    #: The objects held EXCLUSIVE, when the manager noted them while taking the set (None: read
-    #: them from ``locks``); see :meth:`exclusive_objects`.
-    exclusive: list[LockObject] | None = field(default=None, repr=False)
-    _lost_callbacks: list[Callable[[HeldLocks], None]] = field(default_factory=list, repr=False)
-
-    @property
-    def lost(self) -> bool:
-        return self.lost_reason is not None
-
-    def check(self) -> None:
-        """Raise :class:`LocksLostError` if the locks are gone (fencing before/after work)."""
-        if self.lost_reason is not None:
-            names = ", ".join(sorted({i.name for i in self.locks})) or "-"
-            raise LocksLostError(
-                f"query {self.query_id} lost its locks ({self.lost_reason}); locks were: {names}"
-            )
-
-    def exclusive_objects(self) -> list[LockObject]:
-        """The objects held EXCLUSIVE: what the release counts as written (``service.epochs``),
-        without reading every lock of a wide shared set."""
-        if self.exclusive is not None:
-            return self.exclusive
-        x = LockMode.EXCLUSIVE
-        return [i.obj for i in self.locks if i.mode is x]
-
-    def on_lost(self, callback: Callable[[HeldLocks], None]) -> None:
-        """Call ``callback`` (once) when the manager finds these locks gone."""
-        fire = False
-        with _callback_lock:
-            if self.lost_reason is not None:
-                fire = True
-            else:
-                self._lost_callbacks.append(callback)
-        if fire:
-            callback(self)
-
-    def mark_lost(self, reason: str) -> None:
-        with _callback_lock:
-            if self.lost_reason is not None or self.released:
-                return
-            self.lost_reason = reason
-            callbacks, self._lost_callbacks = self._lost_callbacks, []
-        log.error("sparklock: query %s lost its locks: %s", self.query_id, reason)
-        telemetry.emit(telemetry.LOCKS_LOST, len(self.locks), self.query_id)
-        for cb in callbacks:
-            try:
-                cb(self)
-            except Exception:  # a callback must not stop the others
-                log.exception("sparklock: lost-locks callback failed")
-
-    def release(self) -> None:
-        if self.manager is not None:
-            self.manager.release(self)
-
-
-_callback_lock = threading.Lock()
+#: What :meth:`LockManager.lease_until` answers for locks that cannot lapse while this process
+#: lives (embedded: they live in it).
+NEVER_LAPSES = math.inf
 
 
 class LockManager(ABC):
-    """Stores locks. Subclasses implement one attempt (retry policy) and a queued wait."""
+    """The port: everything the service asks of a backend. Stores locks; a backend implements
+    one attempt (``retry`` policy), a queued wait, release, listing and UNLOCK, and answers
+    for its write clock, its lease and its leftovers. Its registry entry
+    (:class:`~.backend.Backend`) carries its settings section and command-line needs."""
 
     kind = "abstract"
 
@@ -191,7 +115,7 @@ class LockManager(ABC):
         )
         if not lock_set:
             return HeldLocks(owner, query_id, lock_type, [], self)
-        waiter = _WaitReporter(query_id, settings)
+        waiter = WaitReporter(query_id, settings)
         if settings.wait_policy is WaitPolicy.QUEUE:
             held = self._acquire_queued(lock_set, data, owner, settings, cancel, waiter)
         else:
@@ -207,7 +131,7 @@ class LockManager(ABC):
         owner: str,
         settings: LockSettings,
         cancel: threading.Event | None,
-        waiter: _WaitReporter,
+        waiter: WaitReporter,
     ) -> HeldLocks:
         refusal: Refusal | None = None
         shown: object | None = None  # the manager's token of this request's WAITING row
@@ -259,7 +183,7 @@ class LockManager(ABC):
         owner: str,
         settings: LockSettings,
         cancel: threading.Event | None,
-        waiter: _WaitReporter,
+        waiter: WaitReporter,
     ) -> HeldLocks:
         """Fair acquisition: keep the place in line; raise LockConflictError at the deadline."""
 
@@ -284,6 +208,53 @@ class LockManager(ABC):
         ``check`` sees exactly the locks about to be removed and may refuse by raising (nothing
         is removed then): ``spark.sparklock.unlock.policy=owner``."""
 
+    # -- what the service asks besides locks ----------------------------------------------------
+    def write_clock(self) -> str | None:
+        """A reading that changes whenever a writer outside this process may have written
+        (``service.epochs``: listings made under another reading are listed again); None when
+        it cannot be read (everything read is listed again). Compared for equality only, with
+        readings of the same manager. Default: unknown."""
+        return None
+
+    def lease_until(self) -> float:
+        """Until when (``time.monotonic()`` seconds) the locks this manager holds for this
+        process are certainly still held, whatever happens from now on: work under them may
+        go on until then without asking again. :data:`NEVER_LAPSES` for locks that live as long
+        as the process. Default: now (no promise beyond this moment)."""
+        return time.monotonic()
+
+    # -- maintenance (python -m sparklock stale) -------------------------------------------------
+    def remove_locks(self, infos: Sequence[LockInfo]) -> list[str]:
+        """Force-remove exactly these locks (the operator's sweep of stale explicit locks);
+        returns the ids of those that could not be removed. Default: each object's locks
+        through :meth:`unlock`, only when they are exactly ``infos``."""
+        failed: list[str] = []
+        by_object: dict[LockObject, set[str]] = {}
+        for info in infos:
+            by_object.setdefault(info.obj, set()).add(info.lock_id)
+
+        for obj, ids in by_object.items():
+
+            def exactly(found: Sequence[LockInfo], ids: set[str] = ids) -> None:
+                if {i.lock_id for i in found} != ids:
+                    raise SparkLockError("other locks on the object meanwhile")
+
+            try:
+                self.unlock(obj, check=exactly)
+            except SparkLockError:
+                failed.extend(sorted(ids))
+        return failed
+
+    def leftovers(self) -> list[str]:
+        """Storage the backend keeps without locks in it (ZooKeeper's empty object nodes, which
+        Hive leaves too): what the operator's sweep lists. Default: none."""
+        return []
+
+    def remove_leftovers(self, found: Iterable[str]) -> list[str]:
+        """Remove what :meth:`leftovers` found, each only if still unused; returns what was
+        removed."""
+        return []
+
     def close(self) -> None:
         """Release what the manager holds open (connections); held locks are not touched."""
         self._closed = True
@@ -303,49 +274,8 @@ def _sleep(seconds: float, cancel: threading.Event | None) -> bool:
     return cancel.wait(seconds)
 
 
-class _WaitReporter:
-    """Logs what a statement waits for: once when it starts waiting, then every few seconds."""
-
-    def __init__(self, query_id: str, settings: LockSettings) -> None:
-        self.query_id = query_id
-        self.settings = settings
-        self.start = time.monotonic()
-        self.last_log = 0.0
-        self.waited = False
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.start
-
-    def waiting(self, refusal: Refusal, attempt: int | None = None) -> None:
-        now = time.monotonic()
-        if self.waited and now - self.last_log < WAIT_LOG_INTERVAL:
-            return
-        self.waited = True
-        self.last_log = now
-        holders = "; ".join(h.describe() for h in refusal.holders) or "unknown holder"
-        where = f"attempt {attempt}/{self.settings.num_retries}" if attempt else "queued"
-        log.info(
-            "sparklock: query %s waits for %s lock on %s (%s, %.1f s of %.1f s budget); held by %s",
-            self.query_id,
-            refusal.request.mode.value,
-            refusal.request.name,
-            where,
-            now - self.start,
-            self.settings.budget,
-            holders,
-        )
-
-    def granted(self, held: HeldLocks) -> None:
-        if self.waited:
-            log.info(
-                "sparklock: query %s got its %d locks after %.3f s",
-                self.query_id,
-                len(held.locks),
-                self.elapsed(),
-            )
-
-
 __all__ = [
+    "NEVER_LAPSES",
     "AcquisitionCancelled",
     "HeldLocks",
     "LockManager",

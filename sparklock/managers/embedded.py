@@ -14,21 +14,32 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..config import LockSettings
 from ..errors import NotLockedError
-from ..model import (
+from ..locks.model import (
     Contender,
     LockData,
     LockInfo,
     LockMode,
     LockRequest,
+    LockSettings,
     decide,
     listing_order,
     owns,
 )
-from ..objects import LockObject, ObjectKind
-from ..waiting import with_states
-from .base import AcquisitionCancelled, HeldLocks, LockManager, Refusal, conflict_error
+from ..locks.objects import LockObject, ObjectKind
+from ..locks.waiting import with_states
+from .backend import Backend, ManagerConfig
+from .base import (
+    NEVER_LAPSES,
+    AcquisitionCancelled,
+    HeldLocks,
+    LockManager,
+    Refusal,
+    conflict_error,
+)
+
+#: The write clock of a manager whose writers all live in this process (``service.epochs``).
+LOCAL_CLOCK = "local"
 
 # While queued, how often a waiter looks at its cancel flag (handoffs themselves are notified).
 _CANCEL_CHECK = 0.05
@@ -250,6 +261,12 @@ class EmbeddedLockManager(LockManager):
             raise NotLockedError(obj.name, _kind_word(obj))
         return sorted((e.info() for e in entries), key=listing_order)
 
+    def write_clock(self) -> str | None:
+        return LOCAL_CLOCK  # every writer of these locks lives in this process
+
+    def lease_until(self) -> float:
+        return NEVER_LAPSES
+
     def lock_count(self) -> int:
         """Locks currently stored (for memory checks: O(locks held))."""
         with self._cond:
@@ -270,3 +287,13 @@ def _kind_word(obj: LockObject) -> str:
         ObjectKind.TABLE: "Table",
         ObjectKind.PARTITION: "Partition",
     }[obj.kind]
+
+
+def _create(config: ManagerConfig) -> EmbeddedLockManager:
+    return EmbeddedLockManager(config.lock)
+
+
+#: The registry's entry: locks that live and die with this process.
+BACKEND = Backend(
+    name="embedded", summary="`embedded` (in-process; one Spark application)", create=_create
+)

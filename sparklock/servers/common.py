@@ -48,14 +48,14 @@ def build_spark(conf: dict[str, str], app_name: str) -> Any:
     ``local[2]``)."""
     from pyspark.sql import SparkSession
 
-    import sparklock
+    from ..spark.builder import configure
 
     builder = SparkSession.builder.appName(app_name)
     if "spark.master" not in conf:
         builder = builder.master(DEFAULT_MASTER)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    return sparklock.configure(builder).getOrCreate()
+    return configure(builder).getOrCreate()
 
 
 def wait_for_port(host: str, port: int, timeout: float, alive: Callable[[], bool]) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from . import common, sessions
+from ..service import sessions
+from . import common
 
 log = logging.getLogger("sparklock")
 

@@ -3,7 +3,7 @@
 It turns an execution's facts into a lock set (``policy``), takes it from the process-wide manager
 for the session's configuration, keeps the handle until the JVM releases it, and answers the lock
 statements (SHOW LOCKS, LOCK/UNLOCK, EXPLAIN LOCKS). No Spark import: tests drive it with
-``sparklock.facts.parse_facts`` of plain dicts.
+``sparklock.rules.facts.parse_facts`` of plain dicts.
 
 Reliability rules (nothing leaked, nothing unprotected), each kept by a room of its own that the
 service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_retrier`,
@@ -41,15 +41,15 @@ from typing import Any
 
 from ..config import SparkLockConfig
 from ..errors import SparkLockError, UnlockError
-from ..facts import Facts
+from ..locks.model import LockMode, LockRequest, LockType, Owner, build_lock_set
+from ..locks.objects import LockObject
 from ..managers import HeldLocks, get_manager
-from ..messages import CommandRequest, ReadEpochs, lock_rows
-from ..model import LockMode, LockRequest, LockType, Owner, build_lock_set
-from ..objects import LockObject
-from ..policy import requests_for
-from ..query_text import lock_statement_summary, statement_text
+from ..protocol.messages import CommandRequest, ReadEpochs, lock_rows
+from ..rules.facts import Facts
+from ..rules.policy import requests_for
+from ..rules.query_text import lock_statement_summary, statement_text
 from .cancellation import WaitRegistry
-from .epochs import WriteEpochs, clock_of_manager
+from .epochs import WriteEpochs
 from .fencing import Fencer, Fencing
 from .journal import Journal
 from .release_retrier import ReleaseRetrier
@@ -258,7 +258,7 @@ class LockService:
         config = config_of(facts.conf)
         if not config.enabled or not config.refresh_listing or config.refresh_all:
             return None  # none: the JVM re-lists every file index read
-        return self._epochs.answer(facts, clock_of_manager(get_manager(config)))
+        return self._epochs.answer(facts, get_manager(config).write_clock())
 
     def explain(self, facts: Facts) -> list[tuple[str, str]]:
         """The ``name, mode`` rows a statement would take, in acquisition order."""

@@ -14,11 +14,12 @@ change then (otherwise it just costs a listing):
   Counted *before* the manager lets the lock go, so a reader granted afterwards sees the new
   value. A partition's epoch is the sum of the counters of its database, table, prefixes and
   itself; a table's whole epoch adds the writes below it.
-* **Writers in other processes** (other drivers, Hive): the embedded manager has none. On
-  ZooKeeper the answer's ``clock`` is :mod:`sparklock.managers.zookeeper.clock`: it moves when
-  any other client wrote anything to ZooKeeper -- every foreign lock comes and goes with writes,
-  Hive's included -- and is None (unknown: re-list) when it cannot be read consistently. A moved
-  clock means: re-list every listing made under another reading.
+* **Writers in other processes** (other drivers, Hive): the answer's ``clock`` is the manager's
+  :meth:`~sparklock.managers.base.LockManager.write_clock`. The embedded manager's never moves
+  (it has no foreign writers); ZooKeeper's moves when any other client wrote anything to
+  ZooKeeper -- every foreign lock comes and goes with writes, Hive's included -- and is None
+  (unknown: re-list) when it cannot be read consistently. A moved clock means: re-list every
+  listing made under another reading.
 
 The values are only compared for equality, by the JVM, with those of the same clock.
 """
@@ -28,13 +29,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from ..facts import Facts, TableRef
-from ..messages import ReadEpochs, TableEpochs
-from ..model import LockInfo, LockMode
-from ..objects import DEFAULT_PARTITION_NAME, LockObject
-
-#: The clock of a manager whose writers all live in this process (embedded).
-LOCAL_CLOCK = "local"
+from ..locks.model import LockInfo, LockMode
+from ..locks.objects import DEFAULT_PARTITION_NAME, LockObject
+from ..protocol.messages import ReadEpochs, TableEpochs
+from ..rules.facts import Facts, TableRef
 
 Pairs = tuple[tuple[str, str], ...]
 
@@ -117,19 +115,3 @@ def _pairs(spec, columns: Iterable[str]) -> Pairs:
         for c in order
         if c in spec
     )
-
-
-def clock_of_manager(manager: object) -> str | None:
-    """The foreign-write clock of a manager (see the module doc); None: unknown."""
-    kind = getattr(manager, "kind", "")
-    if kind == "embedded":
-        return LOCAL_CLOCK
-    if kind == "zookeeper":
-        from ..managers.zookeeper.clock import clock_of
-
-        try:
-            client = manager.transport.client()  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - no client, no reading: re-list
-            return None
-        return clock_of(client).reading()
-    return None

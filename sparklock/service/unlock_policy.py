@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from ..config import UnlockPolicy
 from ..errors import UnlockNotOwnerError
-from ..model import LockInfo
+from ..locks.model import LockInfo
 
 log = logging.getLogger("sparklock")
 

@@ -12,22 +12,13 @@ import threading
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SparkLockError
+from ..errors import SparkLockSetupError
 
 if TYPE_CHECKING:  # pyspark is imported only when a session is built
     from pyspark.sql import SparkSession
 
 _attach_lock = threading.Lock()
 _callbacks: dict[int, Any] = {}  # id(py4j gateway) -> PyLockCallback
-
-
-class SparkLockSetupError(SparkLockError):
-    """sparklock cannot be installed into this Spark session."""
-
-    code = "SPARKLOCK_SETUP_FAILED"
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(f"{self.code}: {detail}")
 
 
 def _append(current: Any, item: str) -> str:
@@ -77,7 +68,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
             "SparkSession.builder.remote('sc://host:port'), or use remote('local[...]')"
         )
     if in_process:
-        from ..servers.connect import connect_conf
+        from .connect import connect_conf
 
         connect_conf(options)
     jar = str(shim.jar_path())
@@ -116,7 +107,7 @@ def _attach_in_process_connect() -> None:
     this process; attach the lock service to it and mark it as serving Connect sessions."""
     from pyspark.sql.session import SparkSession as ClassicSession
 
-    from ..servers.connect import serve_connect
+    from .connect import serve_connect
 
     classic = ClassicSession._instantiatedSession
     if classic is None:

@@ -1,7 +1,7 @@
 """The Python end of the bridge: ``io.sparklock.shim.LockCallback`` implemented for py4j.
 
 Every method takes and returns JSON text (jvm-shim/BRIDGE.md), its answer one of the typed
-:mod:`sparklock.messages`, and never raises into the JVM: a
+:mod:`sparklock.protocol.messages`, and never raises into the JVM: a
 :class:`~sparklock.errors.SparkLockError` becomes ``{"ok": false, "error": str(e)}`` (the JVM
 throws it verbatim, so the text starts with its code), anything else becomes ``ok: false`` with
 a ``LOCK_SERVICE_ERROR`` text and is logged with its traceback.
@@ -21,8 +21,8 @@ import threading
 from collections.abc import Iterator
 
 from ..errors import LocksLostError, SparkLockError
-from ..facts import Facts, parse_facts
-from ..messages import Acquired, CommandRequest, Done, Rows, refused, to_json
+from ..protocol.messages import Acquired, CommandRequest, Done, Rows, refused, to_json
+from ..rules.facts import Facts, parse_facts
 
 log = logging.getLogger("sparklock")
 
@@ -94,7 +94,7 @@ class PyLockCallback:
         def run() -> Rows:
             request = CommandRequest.from_wire(request_json)
             if request.statement in SERVER_STATEMENTS:  # sent by a server's JVM
-                from ..servers.sessions import server_command
+                from ..service.sessions import server_command
 
                 server_command(request)
                 return Rows()
@@ -142,7 +142,7 @@ class PyLockCallback:
     @contextlib.contextmanager
     def recording(self, maxlen: int = 1000) -> Iterator[collections.deque]:
         """Collect the facts of every ``acquire`` (parsed ``Facts``) while the block runs (tests,
-        debugging; ``sparklock.facts.to_wire`` shows one as the JVM sent it)."""
+        debugging; ``sparklock.rules.facts.to_wire`` shows one as the JVM sent it)."""
         buf: collections.deque = collections.deque(maxlen=maxlen)
         with self._record_lock:
             self._recorders.append(buf)

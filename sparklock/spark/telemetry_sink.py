@@ -15,7 +15,8 @@ import threading
 from typing import Any
 
 from .. import telemetry
-from ..messages import Report, to_json
+from ..protocol.messages import to_json
+from ..telemetry import Report
 
 log = logging.getLogger("sparklock")
 

@@ -18,9 +18,9 @@ import threading
 import time
 
 from sparklock.config import LockSettings
+from sparklock.locks.model import LockMode, LockRequest, WaitPolicy
+from sparklock.locks.objects import LockObject
 from sparklock.managers.embedded import EmbeddedLockManager
-from sparklock.model import LockMode, LockRequest, WaitPolicy
-from sparklock.objects import LockObject
 
 from . import common
 

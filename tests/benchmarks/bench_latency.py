@@ -17,10 +17,10 @@ from __future__ import annotations
 import functools
 
 from sparklock.config import Escalation
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.embedded import EmbeddedLockManager
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
-from sparklock.policy import escalate
+from sparklock.rules.policy import escalate
 from tests.support.zk_requests import counted
 
 from . import common

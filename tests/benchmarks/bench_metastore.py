@@ -16,10 +16,10 @@ the metastore manager's (above 1: sparklock faster).
 from __future__ import annotations
 
 from sparklock.config import LockSettings
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.metastore import MetastoreLockManager, MetastoreSettings
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
 from tests.support.metastore import MetastoreServer
 from tests.support.metastore_harness import MetastoreLockHarness
 

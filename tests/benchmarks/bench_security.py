@@ -20,9 +20,9 @@ from pathlib import Path
 
 from sparklock.config import SparkLockConfig
 from sparklock.errors import LockManagerUnavailableError
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
 from tests.support.zk_security import SASL_PROVIDER, make_certificates, tls_server
 
 SIZES = (1, 10, 100)

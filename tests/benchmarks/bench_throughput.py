@@ -18,10 +18,10 @@ from __future__ import annotations
 import threading
 import time
 
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.embedded import EmbeddedLockManager
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
 
 from . import common
 

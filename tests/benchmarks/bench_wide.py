@@ -18,10 +18,10 @@ from __future__ import annotations
 import time
 
 from sparklock.config import Escalation
-from sparklock.facts import Facts, parse_facts
 from sparklock.managers.embedded import EmbeddedLockManager
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.policy import requests_for
+from sparklock.rules.facts import Facts, parse_facts
+from sparklock.rules.policy import requests_for
 
 from . import common
 

@@ -98,8 +98,8 @@ def warm_up(manager, seconds: float = WARMUP_SECONDS, width: int = 100) -> None:
     """Untimed lock/unlock cycles (small sets, every tenth of ``width`` partitions), as Hive gets:
     the ZooKeeper server's JIT sees multi requests and kazoo its first connection before timing
     (a fresh server takes ~20 wide statements to settle: 100-400 ms each, then ~40 ms)."""
-    from sparklock.model import LockMode, LockRequest
-    from sparklock.objects import LockObject
+    from sparklock.locks.model import LockMode, LockRequest
+    from sparklock.locks.objects import LockObject
 
     end = time.monotonic() + seconds
     i = 0

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from sparklock.facts import wire_name
+from sparklock.rules.facts import wire_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

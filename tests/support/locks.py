@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sparklock.config import KEYS
-from sparklock.facts import Facts
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers import HeldLocks, LockManager, get_manager
-from sparklock.model import LockMode, LockRequest
-from sparklock.objects import LockObject
+from sparklock.rules.facts import Facts
 from sparklock.service import LockService, config_of, get_service
 
 if TYPE_CHECKING:
@@ -63,8 +63,8 @@ def class_of(command: str) -> str:
     """The full class name of a command the rules or lists know by its simple name (unknown:
     the name itself), for hand-written facts: the policy keys by ``commandClass``, as the JVM
     reports it."""
-    from sparklock.command_classes import FAIL_SAFE, NO_LOCK, simple_name
-    from sparklock.commands import BY_CLASS
+    from sparklock.rules.command_classes import FAIL_SAFE, NO_LOCK, simple_name
+    from sparklock.rules.commands import BY_CLASS
 
     known = {simple_name(n): n for n in (*BY_CLASS, *NO_LOCK, *FAIL_SAFE)}
     return known.get(command, command)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from sparklock.localzk import free_port
+from sparklock.managers.zookeeper.local_server import free_port
 from tests.support import postgres
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sparklock.localzk import free_port
+from sparklock.managers.zookeeper.local_server import free_port
 
 
 def bin_dir() -> Path | None:

@@ -3,7 +3,8 @@
 Everything is made in a temporary directory per use: a CA and the server's and client's
 certificates (PEM: what kazoo loads; the server reads PEM too, ``ssl.*.type=PEM``), a second CA
 nobody trusts (a client with the wrong trust store), and a JAAS file for server-side SASL
-DIGEST-MD5. Servers are :class:`sparklock.localzk.ZooKeeperServer` with extra ``zoo.cfg`` lines.
+DIGEST-MD5. Servers are :class:`sparklock.managers.zookeeper.local_server.ZooKeeperServer` with
+extra ``zoo.cfg`` lines.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from sparklock.localzk import ZooKeeperServer, free_port
+from sparklock.managers.zookeeper.local_server import ZooKeeperServer, free_port
 
 NETTY = "org.apache.zookeeper.server.NettyServerCnxnFactory"
 SASL_PROVIDER = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"

@@ -1,8 +1,8 @@
 """Real ZooKeeper servers and ensembles on loopback, started from the jars in the pyspark wheel.
 
-The single server is the package's own (:mod:`sparklock.localzk`, also behind
-``python -m sparklock zookeeper``); the ensemble, for failover tests, lives here. Every server is
-started and stopped by its own handle; nothing listens beyond 127.0.0.1.
+The single server is the package's own (:mod:`sparklock.managers.zookeeper.local_server`, also
+behind ``python -m sparklock zookeeper``); the ensemble, for failover tests, lives here. Every
+server is started and stopped by its own handle; nothing listens beyond 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -11,7 +11,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from sparklock.localzk import ZooKeeperServer, classpath, four_letter, free_port, pyspark_jars
+from sparklock.managers.zookeeper.local_server import (
+    ZooKeeperServer,
+    classpath,
+    four_letter,
+    free_port,
+    pyspark_jars,
+)
 
 PYSPARK_JARS = pyspark_jars()
 CLASSPATH = classpath()

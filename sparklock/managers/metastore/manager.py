@@ -19,16 +19,16 @@ import time
 from collections.abc import Callable, Sequence
 
 from ...errors import LockManagerUnavailableError, NotLockedError, UnlockError
-from ...model import LockData, LockInfo, LockMode, LockRequest, LockType, listing_order
-from ...objects import LockObject, ObjectKind
+from ...locks.model import LockData, LockInfo, LockMode, LockRequest, LockType, listing_order
+from ...locks.objects import LockObject, ObjectKind
 from ..base import (
-    WAIT_LOG_INTERVAL,
     AcquisitionCancelled,
     HeldLocks,
     LockManager,
     Refusal,
     conflict_error,
 )
+from ..wait_log import WAIT_LOG_INTERVAL
 from . import mapping, wire
 from .client import MetastoreClient, MetastoreUnavailable
 from .heartbeats import Heartbeats

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ...model import LockData, LockInfo, LockMode, LockRequest, LockState, LockType
-from ...objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
+from ...locks.model import LockData, LockInfo, LockMode, LockRequest, LockState, LockType
+from ...locks.objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
 from . import wire
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE

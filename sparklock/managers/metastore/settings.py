@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from ...config import DURATION_ACCEPTS, parse_duration
 from ...errors import ConfigError
+from ...values import DURATION_ACCEPTS, parse_duration
 
 DEFAULT_PORT = 9083  # Hive's metastore port
 PREFIX = "spark.sparklock.metastore."

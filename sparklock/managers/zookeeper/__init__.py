@@ -8,7 +8,7 @@ Object nodes are persistent and empty; a lock is a sequential child ``LOCK-SHARE
 ``LOCK-EXCLUSIVE-<seq10>`` whose data is ``queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp``.
 Statement (implicit) locks are EPHEMERAL_SEQUENTIAL, ``LOCK TABLE`` (explicit) ones
 PERSISTENT_SEQUENTIAL. A lock is granted when no lower-sequence sibling conflicts with it
-(:func:`sparklock.model.decide`, Hive's rule, made owner-aware).
+(:func:`sparklock.locks.model.decide`, Hive's rule, made owner-aware).
 
 Where Hive spends three sequential requests per object each way, a lock set costs a constant
 number of round trips here whatever its size:
@@ -27,18 +27,37 @@ request (:mod:`.coalescing`), so 32 threads cost the connection about what one d
 The ``retry`` policy is Hive's (on conflict drop everything, sleep, retry); the ``queue`` policy is
 fair (:mod:`.queued`).
 
-Rooms, one job each: :mod:`.manager` (the recipe), :mod:`.creation` (steps 1-2),
+Modules, one job each: :mod:`.manager` (the recipe), :mod:`.grants` (steps 1-3 for both
+policies), :mod:`.creation` (steps 1-2),
 :mod:`.tree_hints` (what step 1 knows without reading), :mod:`.cleanup`
 (step 4), :mod:`.wide_release` (step 4 beyond one multi), :mod:`.queued` (the fair wait),
 :mod:`.tree` (walks), :mod:`.layout` (znode names), :mod:`.transport` (requests, retries,
 errors), :mod:`.coalescing` (many threads' requests as one), :mod:`.wire` (multiRead/multi on
 the wire), :mod:`.session` (the process's one kazoo client), :mod:`.polling` (its cheaper
-``select``), :mod:`.owners` (which nodes are ours).
+``select``), :mod:`.owners` (which nodes are ours), :mod:`.clock` (the foreign-write clock).
+What the rest of sparklock sees: :mod:`.backend` (the registry's entry), :mod:`.settings` (its
+``spark.sparklock.zookeeper.*`` keys), :mod:`.security` (TLS, credentials, ACLs),
+:mod:`.local_server` and :mod:`.local_server_cli` (a development server from pyspark's jars).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .layout import object_from_components, parse_lock_name
-from .manager import ZooKeeperLockManager
+
+if TYPE_CHECKING:
+    from .manager import ZooKeeperLockManager
+
+
+def __getattr__(name: str):
+    """``ZooKeeperLockManager`` on first use: the registry imports this package for its
+    settings, which must not import kazoo."""
+    if name == "ZooKeeperLockManager":
+        from .manager import ZooKeeperLockManager
+
+        return ZooKeeperLockManager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["ZooKeeperLockManager", "object_from_components", "parse_lock_name"]

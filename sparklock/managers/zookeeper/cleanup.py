@@ -20,12 +20,10 @@ from kazoo.protocol.serialization import Delete
 from ... import telemetry
 from ...errors import LockManagerUnavailableError, SparkLockError
 from .layout import counts_below, deepest_first
-from .owners import OwnerRegistry
 from .session import TRANSIENT_ERRORS
 from .transport import (
     MULTI_BYTES,
     NotConnected,
-    Transport,
     children_of,
     data_of,
     delete,
@@ -33,10 +31,10 @@ from .transport import (
     node_data,
     weighed_batches,
 )
-from .wide_release import remove_wide
+from .wide_release import WideRelease
 
 if TYPE_CHECKING:
-    from .tree_hints import TreeHints
+    pass
 
 log = logging.getLogger("sparklock.zookeeper")
 
@@ -53,15 +51,10 @@ def _weight(paths: Sequence[str]) -> int:
 
 
 @dataclass(eq=False)
-class Cleanup:
+class Cleanup(WideRelease):
     """Removes lock nodes and the object nodes left empty; keeps the orphans to retry."""
 
-    transport: Transport
-    owners: OwnerRegistry
-    hints: TreeHints  # told which object nodes we deleted
-    root: str
-    unlock_tries: int
-    release_wait: float  # how long a release waits for a connection
+    unlock_tries: int = 10
     #: our nodes a failed cleanup left (path -> data written), retried later
     orphans: dict[str, bytes] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -102,7 +95,16 @@ class Cleanup:
             mine = counts_below(paths)
         weight = _weight(paths)  # what deleting the lock nodes weighs in a multi (op_bytes)
         if shared.connected and weight + _weight(objects) > MULTI_BYTES:
-            return remove_wide(self, paths, objects, tries, fresh, mine, kept)
+            failed, err = self._delete_locks(paths, tries)
+            if failed:
+                gone = set(paths) - set(failed)
+                self.cleanup_objects(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths if p in gone))
+                return failed, err
+            wide = WideRelease(
+                self.transport, self.owners, self.hints, self.root, self.release_wait
+            )
+            wide.remove_objects(objects, fresh, mine, kept)
+            return [], None
         ops = [Delete(p, -1) for p in paths]
         if shared.connected:
             # (an empty ``fresh`` too: every object node may be kept by our other locks)

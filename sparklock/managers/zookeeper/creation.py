@@ -17,7 +17,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.serialization import Create
 
 from ...errors import LockManagerUnavailableError
-from ...model import LockData, LockMode, LockRequest, LockType
+from ...locks.model import LockData, LockMode, LockRequest, LockType
 from .layout import LOCK_PREFIX, unique_lock_time
 from .owners import OwnerRegistry
 from .session import TRANSIENT_ERRORS

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from ...errors import InvalidObjectError
-from ...model import LockMode
-from ...objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
+from ...locks.model import LockMode
+from ...locks.objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
 
 LOCK_PREFIX = "LOCK-"
 #: The child of the namespace root holding the markers of waiting ``retry`` requests

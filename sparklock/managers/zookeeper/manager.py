@@ -11,60 +11,40 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from operator import attrgetter
 
 from kazoo.exceptions import NoNodeError, NotEmptyError
 
-from ...config import LockSettings, SparkLockConfig
 from ...errors import LockManagerUnavailableError, NotLockedError, UnlockError
-from ...model import (
-    Contender,
-    GrantDecision,
+from ...locks.model import (
     LockData,
     LockInfo,
-    LockMode,
     LockRequest,
+    LockSettings,
     LockType,
-    compatible,
-    decide,
     listing_order,
-    owns,
 )
-from ...objects import LockObject
-from ..base import HeldLocks, LockManager, Refusal, _WaitReporter
+from ...locks.objects import LockObject
+from ..backend import ManagerConfig, ManagerSettings
+from ..base import HeldLocks, LockManager, Refusal
+from ..wait_log import WaitReporter
 from . import session
 from .cleanup import Cleanup
+from .clock import clock_of
 from .creation import LockNode, NodeCreator
-from .layout import KIND_WORD, LOCK_PREFIX, counts_below, deepest_first, parse_lock_name
-from .queued import MAX_RESTARTS, QueuedAcquisition, Restart
-from .transport import Transport, children_of, data_of, node_data
+from .grants import MAX_RESTARTS, GrantSteps, Restart
+from .layout import KIND_WORD, counts_below, deepest_first
+from .queued import QueuedAcquisition
+from .settings import ZooKeeperSettings
+from .transport import Transport
 from .tree import TreeReader
 from .tree_hints import TreeHints
 from .waiters import Shown, WaitMarkers
 
-#: The name prefix of EXCLUSIVE lock nodes (what a SHARED request can conflict with).
-EXCLUSIVE_PREFIX = f"{LOCK_PREFIX}{LockMode.EXCLUSIVE.value}-"
-
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
 #: the connection timeout).
 RELEASE_CONNECT_WAIT = 2.0
-
-
-def _nothing_below(node: LockNode, name: str, children: Sequence[str]) -> bool:
-    """Granted at a glance: no lower-sequence sibling that could conflict with ``node``.
-
-    The common case, answered without parsing every sibling (32 threads reading one table leave
-    ~32 SHARED siblings to look at per object): a SHARED request conflicts only with EXCLUSIVE
-    siblings, so only those are parsed. Anything else goes through the full rule.
-    """
-    prefix = EXCLUSIVE_PREFIX if node.request.mode is LockMode.SHARED else LOCK_PREFIX
-    for child in children:
-        if child.startswith(prefix) and child != name:
-            parsed = parse_lock_name(child)
-            if parsed is not None and parsed.seq < node.seq:
-                return False
-    return True
 
 
 @dataclass
@@ -81,24 +61,22 @@ class ZooKeeperLockManager(LockManager):
     kind = "zookeeper"
 
     def __init__(
-        self, config: SparkLockConfig | None = None, *, settings: LockSettings | None = None
+        self, config: ManagerConfig | None = None, *, settings: LockSettings | None = None
     ) -> None:
-        config = config or SparkLockConfig(manager="zookeeper")
+        config = config or ManagerSettings("zookeeper")
         super().__init__(settings or config.lock)
-        self.config = config
-        self.quorum = config.zookeeper_quorum
-        self.root = config.namespace_root
+        zk = config.backend or ZooKeeperSettings()
+        if not isinstance(zk, ZooKeeperSettings):
+            raise TypeError(f"a ZooKeeper manager made from a {config.manager} configuration")
+        self.zookeeper = zk
+        self.quorum = zk.quorum
+        self.root = zk.namespace_root
         self._shared = session.acquire_client(
-            self.quorum,
-            config.zookeeper_session_timeout,
-            config.zookeeper_connection_timeout,
-            config.zookeeper_security,
+            self.quorum, zk.session_timeout, zk.connection_timeout, zk.security
         )
         self._shared.add_session_listener(self._on_session_lost)
         self._owners = session.owner_registry(self.quorum)
-        self.transport = Transport(
-            self._shared, config.zookeeper_session_timeout + config.zookeeper_connection_timeout
-        )
+        self.transport = Transport(self._shared, zk.session_timeout + zk.connection_timeout)
         hints = TreeHints(tuple(p for p in self.root.split("/") if p), self._owners)
         self._cleanup = Cleanup(
             self.transport,
@@ -106,9 +84,10 @@ class ZooKeeperLockManager(LockManager):
             hints,
             self.root,
             unlock_tries=self.settings.unlock_num_retries,
-            release_wait=min(RELEASE_CONNECT_WAIT, config.zookeeper_connection_timeout),
+            release_wait=min(RELEASE_CONNECT_WAIT, zk.connection_timeout),
         )
-        self._creator = NodeCreator(self.transport, self._owners, hints, self._cleanup, self.root)
+        creator = NodeCreator(self.transport, self._owners, hints, self._cleanup, self.root)
+        self._steps = GrantSteps(self.transport, self._owners, creator, self._cleanup)
         self._tree = TreeReader(self.transport, self._owners, self.root)
         self._markers = WaitMarkers(self.transport, self.root)
         self._lock = threading.Lock()
@@ -130,15 +109,13 @@ class ZooKeeperLockManager(LockManager):
         connection_timeout: float = 15.0,
     ) -> ZooKeeperLockManager:
         """A manager for ``quorum``/``namespace`` without building a SparkLockConfig."""
-        config = SparkLockConfig(
-            manager="zookeeper",
-            zookeeper_quorum=quorum,
-            zookeeper_namespace=namespace.strip("/"),
-            zookeeper_session_timeout=session_timeout,
-            zookeeper_connection_timeout=connection_timeout,
-            lock=settings or LockSettings(),
+        zk = ZooKeeperSettings(
+            quorum=quorum,
+            namespace=namespace.strip("/"),
+            session_timeout=session_timeout,
+            connection_timeout=connection_timeout,
         )
-        return cls(config)
+        return cls(ManagerSettings("zookeeper", zk, settings or LockSettings()))
 
     @property
     def shared_client(self) -> session.SharedZooKeeperClient:
@@ -176,97 +153,6 @@ class ZooKeeperLockManager(LockManager):
                 f"the ZooKeeper lock manager for {self.quorum} is closed"
             )
 
-    # -- steps 1, 2 and 4: create and drop lock nodes ------------------------------------------
-    def _create(
-        self, requests: Sequence[tuple[int, LockRequest]], data: LockData, owner: str
-    ) -> list[LockNode]:
-        return self._creator.create(requests, data, owner)
-
-    def _drop(self, nodes: Iterable[LockNode]) -> None:
-        """Delete the nodes of an attempt that is not going to hold them."""
-        nodes = list(nodes)
-        if nodes:
-            fresh = {n.object_path for n in nodes if n.fresh}
-            by_payload: dict[bytes, list[str]] = {}  # one, unless a node was marked acquired
-            for n in nodes:
-                by_payload.setdefault(n.payload, []).append(n.path)
-            for payload, paths in by_payload.items():
-                self._cleanup.drop_paths(paths, payload, fresh)
-
-    # -- step 3: the grant check --------------------------------------------------------------
-    def _decide(self, node: LockNode, children: Sequence[str], owner: str) -> GrantDecision:
-        """Hive's rule among the lock nodes ``children`` of the node's object, owner-aware."""
-        name = node.path.rsplit("/", 1)[1]
-        if name not in children:
-            raise Restart(f"lock node {node.path} disappeared")
-        if _nothing_below(node, name, children):
-            return GrantDecision(True)
-        contenders = []
-        for child in children:
-            parsed = parse_lock_name(child)
-            if parsed is not None:
-                contenders.append(Contender(parsed.seq, parsed.mode, f"{node.object_path}/{child}"))
-        decision = decide(
-            Contender(node.seq, node.request.mode, node.path),
-            contenders,
-            lambda c: owns(owner, c.key) or self._owners.is_own_explicit(c.key, owner),
-        )
-        if decision.granted and any(
-            c.seq < node.seq and not compatible(c.mode, node.request.mode) for c in contenders
-        ):
-            # Granted past a conflicting lock of its own owner: a reader elsewhere cannot know
-            # that exemption, so the node says it is granted (sparklock.waiting).
-            self._mark_acquired(node)
-        return decision
-
-    def _mark_acquired(self, node: LockNode) -> None:
-        """Write into a granted node that it is (``a=``): SHOW LOCKS anywhere then says
-        ACQUIRED and when. Only for nodes that waited or jumped the line: a lock granted at
-        once costs no write."""
-        if node.data.acquired_ms:
-            return
-        data = replace(node.data, acquired_ms=int(time.time() * 1000))
-        payload = data.encode()
-        node.payload = b""  # unknown until the write is answered (cleanup then matches none)
-        try:
-            self.transport.retrying(
-                lambda: self.transport.client().set(node.path, payload), "marking a lock granted"
-            )
-        except NoNodeError:
-            raise Restart(f"lock node {node.path} disappeared") from None
-        node.data, node.payload = data, payload
-
-    def _check(
-        self, nodes: Sequence[LockNode], owner: str
-    ) -> tuple[LockNode, GrantDecision] | None:
-        """The first refused node (in lock-set order) and why, or None when all are granted.
-
-        A node numbered 0 is its object's first child ever: nothing can be below it."""
-        to_check = [n for n in nodes if n.seq > 0]
-        unread = [n for n in to_check if n.siblings is None]  # not read along with the create
-        ops = [children_of(n.object_path) for n in unread]
-        read = iter(self.transport.read(ops, "checking locks") if ops else ())
-        listing = [n.siblings if n.siblings is not None else next(read) for n in to_check]
-        for n in to_check:
-            n.siblings = None  # read once: later checks read again
-        for node, children in zip(to_check, listing, strict=True):
-            if not isinstance(children, list):
-                raise Restart(f"object node of {node.path} disappeared")
-            decision = self._decide(node, children, owner)
-            if not decision.granted:
-                return node, decision
-        return None
-
-    def _holders(self, obj: LockObject, blockers: Sequence[Contender]) -> list[LockInfo]:
-        """Name the locks in the way (only ever read on a conflict)."""
-        ordered = sorted(blockers, key=lambda c: c.seq)
-        datas = self.transport.read([data_of(c.key) for c in ordered], "reading lock holders")
-        return [
-            LockInfo(obj, c.mode, LockData.decode(data), c.key, self._owners.owner_of(c.key))
-            for c, got in zip(ordered, datas, strict=True)
-            if (data := node_data(got)) is not None
-        ]
-
     # -- acquisition --------------------------------------------------------------------------
     def _register(
         self, nodes: Sequence[LockNode], data: LockData, owner: str, generation: int
@@ -299,26 +185,26 @@ class ZooKeeperLockManager(LockManager):
             self._cleanup.sweep_orphans()
             for _ in range(MAX_RESTARTS):
                 generation = self._shared.generation
-                nodes = self._create(list(enumerate(lock_set)), data, owner)
+                nodes = self._steps.create(list(enumerate(lock_set)), data, owner)
                 try:
-                    conflict = self._check(nodes, owner)
+                    conflict = self._steps.check(nodes, owner)
                 except Restart:
-                    self._drop(nodes)
+                    self._steps.drop(nodes)
                     continue
                 except BaseException:
-                    self._drop(nodes)
+                    self._steps.drop(nodes)
                     raise
                 if conflict is None:
                     held = self._register(nodes, data, owner, generation)
                     if held is not None:
                         return held
-                    self._drop(nodes)
+                    self._steps.drop(nodes)
                     continue
                 node, decision = conflict
                 try:
-                    holders = self._holders(node.request.obj, decision.blockers)
+                    holders = self._steps.holders(node.request.obj, decision.blockers)
                 finally:
-                    self._drop(nodes)
+                    self._steps.drop(nodes)
                 return Refusal(node.request, holders)
             raise LockManagerUnavailableError(
                 f"ZooKeeper {self.quorum}: locks kept disappearing while acquiring them "
@@ -332,14 +218,25 @@ class ZooKeeperLockManager(LockManager):
         owner: str,
         settings: LockSettings,
         cancel: threading.Event | None,
-        waiter: _WaitReporter,
+        waiter: WaitReporter,
     ) -> HeldLocks:
         """The ``queue`` policy: wait in line (see :mod:`.queued`)."""
         self._check_open()
         with self.transport.errors("acquiring locks"):
             self._cleanup.sweep_orphans()
             deadline = time.monotonic() + settings.budget
-            return QueuedAcquisition(self, lock_set, data, owner, waiter, cancel, deadline).run()
+            return QueuedAcquisition(
+                self._steps,
+                self._register,
+                self._shared,
+                self.quorum,
+                lock_set,
+                data,
+                owner,
+                waiter,
+                cancel,
+                deadline,
+            ).run()
 
     # -- WAITING rows of retry requests (see .waiters) ----------------------------------------
     def _show_waiting(self, shown: object | None, row: LockInfo) -> object | None:
@@ -444,7 +341,22 @@ class ZooKeeperLockManager(LockManager):
             self._owners.forget(paths)
             return sorted(infos, key=listing_order)
 
+    # -- the write clock ------------------------------------------------------------------------
+    def write_clock(self) -> str | None:
+        """See :mod:`.clock`: moves when any other client wrote anything to ZooKeeper."""
+        try:
+            client = self.transport.client()
+        except Exception:  # noqa: BLE001 - no client, no reading: re-list
+            return None
+        return clock_of(client).reading()
+
     # -- maintenance (python -m sparklock stale) ------------------------------------------------
+    def leftovers(self) -> list[str]:
+        return self.empty_object_nodes()
+
+    def remove_leftovers(self, found: Iterable[str]) -> list[str]:
+        return self.remove_empty_object_nodes(found)
+
     def empty_object_nodes(self) -> list[str]:
         """Object nodes with no children, deepest first (Hive's clean.extra.nodes finds these)."""
         with self.transport.errors("looking for empty nodes"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from ...model import LockType
+from ...locks.model import LockType
 from .layout import counts_below
 
 

@@ -11,29 +11,28 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ...errors import LockManagerUnavailableError
-from ...model import GrantDecision, LockData, LockRequest
-from ..base import AcquisitionCancelled, HeldLocks, Refusal, _WaitReporter, conflict_error
+from ...locks.model import GrantDecision, LockData, LockRequest
+from ..base import AcquisitionCancelled, HeldLocks, Refusal, WaitReporter, conflict_error
 from .creation import LockNode
+from .grants import MAX_RESTARTS, GrantSteps, Restart
 from .transport import children_of
 
 if TYPE_CHECKING:
-    from .manager import ZooKeeperLockManager
+    from .session import SharedZooKeeperClient
+
+#: Registers a granted set: (nodes, data, owner, session generation) -> the held locks, or None
+#: when the session was lost meanwhile.
+Register = Callable[[Sequence[LockNode], LockData, str, int], "HeldLocks | None"]
 
 log = logging.getLogger("sparklock.zookeeper")
 
-#: How often an acquisition starts over after its session was lost or its node was removed.
-MAX_RESTARTS = 5
 #: A queued waiter looks at its cancel flag and deadline this often (no ZooKeeper traffic).
 WAIT_SLICE = 0.05
-
-
-class Restart(Exception):
-    """Our locks were taken away (session lost, UNLOCK by someone): start the set over."""
 
 
 class _Cancelled(Exception):
@@ -49,11 +48,14 @@ class QueuedAcquisition:
     """One queued acquisition of a lock set: its place in line, its nodes, its attempts, and the
     refusal it reports if it gives up."""
 
-    manager: ZooKeeperLockManager
+    steps: GrantSteps
+    register: Register
+    shared: SharedZooKeeperClient  # whose session generation tells a lost session
+    quorum: str
     lock_set: Sequence[LockRequest]
     data: LockData
     owner: str
-    waiter: _WaitReporter
+    waiter: WaitReporter
     cancel: threading.Event | None
     deadline: float  # time.monotonic() at which it gives up
     started: float = field(default_factory=time.monotonic)
@@ -64,77 +66,77 @@ class QueuedAcquisition:
 
     def run(self) -> HeldLocks:
         """Wait in line for the whole set (starting over when the session or a node is lost)."""
-        manager = self.manager
+        steps = self.steps
         for _ in range(MAX_RESTARTS):
-            self.generation = manager.shared_client.generation
+            self.generation = self.shared.generation
             self.mine = []
             try:
                 held = self._once()
             except Restart as why:
                 log.warning("sparklock: query %s starts over: %s", self.data.query_id, why)
-                manager._drop(self.mine)
+                steps.drop(self.mine)
                 continue
             except _Deadline:
-                manager._drop(self.mine)
+                steps.drop(self.mine)
                 assert self.refusal is not None
                 waited = time.monotonic() - self.started
                 raise conflict_error(self.refusal, self.attempts, waited) from None
             except _Cancelled:
-                manager._drop(self.mine)
+                steps.drop(self.mine)
                 assert self.refusal is not None
                 raise AcquisitionCancelled(self.refusal.request.name) from None
             except BaseException:
-                manager._drop(self.mine)
+                steps.drop(self.mine)
                 raise
             if held is not None:
                 return held
-            manager._drop(self.mine)
+            steps.drop(self.mine)
         raise LockManagerUnavailableError(
-            f"ZooKeeper {manager.quorum}: locks kept disappearing while acquiring them "
+            f"ZooKeeper {self.quorum}: locks kept disappearing while acquiring them "
             f"({MAX_RESTARTS} attempts)"
         )
 
     def _once(self) -> HeldLocks | None:
         """One pass over the set; ``mine`` collects every node we hold (``run`` cleans up)."""
-        manager = self.manager
+        steps = self.steps
         pending = list(enumerate(self.lock_set))
         while pending:
-            nodes = manager._create(pending, self.data, self.owner)
+            nodes = steps.create(pending, self.data, self.owner)
             self.mine.extend(nodes)
             self.attempts += 1
-            conflict = manager._check(nodes, self.owner)
+            conflict = steps.check(nodes, self.owner)
             if conflict is None:
                 break
             node, decision = conflict
             # Keep what is granted before it and our place in line on it; holding places on
             # later objects while waiting could deadlock two sets, so those go.
             later = [n for n in nodes if n.index > node.index]
-            manager._drop(later)
+            steps.drop(later)
             for n in later:
                 self.mine.remove(n)
             if not self.data.wait_since_ms:  # the set's later locks: since when it waited
                 self.data = replace(self.data, wait_since_ms=node.data.lock_time_ms)
             self._wait_turn(node, decision)
-            manager._mark_acquired(node)  # SHOW LOCKS: granted now, no longer WAITING
+            steps.mark_acquired(node)  # SHOW LOCKS: granted now, no longer WAITING
             pending = [(i, r) for i, r in pending if i > node.index]
-        return manager._register(self.mine, self.data, self.owner, self.generation)
+        return self.register(self.mine, self.data, self.owner, self.generation)
 
     def _refuse(self, node: LockNode, decision: GrantDecision) -> Refusal:
         """Name who is in the way (only ever read on a conflict) and report it from now on."""
-        holders = self.manager._holders(node.request.obj, decision.blockers)
+        holders = self.steps.holders(node.request.obj, decision.blockers)
         self.refusal = Refusal(node.request, holders)
         return self.refusal
 
     def _check_interrupted(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
             raise _Cancelled()
-        if self.manager.shared_client.generation != self.generation:
+        if self.shared.generation != self.generation:
             raise Restart("ZooKeeper session lost while waiting")
 
     def _wait_turn(self, node: LockNode, decision: GrantDecision) -> None:
         """Sleep on a watch of the nearest conflicting lock below ours until ours is granted."""
-        manager = self.manager
-        transport = manager.transport
+        steps = self.steps
+        transport = steps.transport
         self.waiter.waiting(self._refuse(node, decision))
         while not decision.granted:
             nearest = decision.nearest_blocker
@@ -160,7 +162,7 @@ class QueuedAcquisition:
             (children,) = transport.read([children_of(node.object_path)], "checking locks")
             if not isinstance(children, list):
                 raise Restart(f"object node of {node.path} disappeared")
-            decision = manager._decide(node, children, self.owner)
+            decision = steps.decide(node, children, self.owner)
             self.attempts += 1
             if not decision.granted and time.monotonic() >= self.deadline:
                 self._refuse(node, decision)

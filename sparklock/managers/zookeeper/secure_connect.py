@@ -18,7 +18,8 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError, KazooException, NoAuthError
 
 from ...errors import LockManagerUnavailableError
-from ...zksecurity import (
+from .polling import handler
+from .security import (
     ACL_KEY,
     AUTH,
     AUTH_PASSWORD,
@@ -28,7 +29,6 @@ from ...zksecurity import (
     SSL_HOSTNAME,
     ZooKeeperSecurity,
 )
-from .polling import handler
 
 #: How often the first connection is checked for success or a diagnosed failure.
 POLL = 0.02

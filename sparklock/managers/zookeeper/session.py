@@ -31,9 +31,9 @@ from kazoo.protocol.states import KazooState
 
 from ... import telemetry
 from ...errors import LockManagerUnavailableError
-from ...zksecurity import PLAIN, ZooKeeperSecurity
 from . import secure_connect
 from .owners import OwnerRegistry
+from .security import PLAIN, ZooKeeperSecurity
 
 log = logging.getLogger("sparklock.zookeeper")
 

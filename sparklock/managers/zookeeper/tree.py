@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...errors import InvalidObjectError
-from ...model import Contender, LockData, LockInfo, LockMode, listing_order, owns
-from ...objects import LockObject
-from ...waiting import with_states
+from ...locks.model import Contender, LockData, LockInfo, LockMode, listing_order, owns
+from ...locks.objects import LockObject
+from ...locks.waiting import with_states
 from .layout import WAITING_CONTAINER, deepest_first, object_from_components, parse_lock_name
 from .owners import OwnerRegistry
 from .transport import Transport, children_of, data_of, node_data
@@ -65,7 +65,7 @@ class TreeReader:
         return sorted(self._with_states(infos), key=listing_order)
 
     def _with_states(self, infos: Sequence[LockInfo]) -> list[LockInfo]:
-        """Each lock's state by the grant rule among its object's locks (sparklock.waiting).
+        """Each lock's state by the grant rule among its object's locks (sparklock.locks.waiting).
 
         The exemptions of an owner (its own explicit and enclosing locks) are known here only
         for this process's locks; a foreign lock granted through one says so in its data."""

@@ -24,9 +24,9 @@ from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError, NotEm
 from kazoo.handlers.threading import KazooTimeoutError
 
 from ...errors import InvalidObjectError, SparkLockError
-from ...model import LockData, LockInfo, LockMode, LockState, split_extra_fields
-from ...objects import LockObject
-from ...waiting import BLOCKER_SEPARATOR
+from ...locks.model import LockData, LockInfo, LockMode, LockState, split_extra_fields
+from ...locks.objects import LockObject
+from ...locks.waiting import BLOCKER_SEPARATOR
 from .layout import WAITING_CONTAINER, object_from_components
 from .transport import Transport, children_of, data_of, node_data
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kazoo.exceptions import KazooException
@@ -28,51 +29,55 @@ from .layout import deepest_first
 from .transport import children_of, multi_failure, weighed_batches
 
 if TYPE_CHECKING:
-    from .cleanup import Cleanup, Failed
+    from .owners import OwnerRegistry
+    from .transport import Transport
+    from .tree_hints import TreeHints
 
 log = logging.getLogger("sparklock.zookeeper")
 
 
-def remove_wide(
-    cleanup: Cleanup,
-    paths: Sequence[str],
-    objects: Sequence[str],
-    tries: int,
-    fresh: Collection[str] | None,
-    mine: dict[str, int],
-    kept: list[str] | None,
-) -> Failed:
-    """Delete the lock nodes ``paths`` (their object nodes: ``objects``), then the object nodes
-    left empty. ``mine``: our lock nodes being deleted at or below each object node; ``kept``
-    receives the object nodes left for other locks or acquisitions of this process."""
-    failed, err = cleanup._delete_locks(paths, tries)
-    if failed:
-        gone = set(paths) - set(failed)
-        cleanup.cleanup_objects(dict.fromkeys(p.rsplit("/", 1)[0] for p in paths if p in gone))
-        return failed, err
-    busy = cleanup.owners.used_beyond(objects, mine)
-    if kept is not None:
-        kept.extend(busy)
-    skip = set(busy)
-    top = len(cleanup.root)  # (never the namespace root)
-    rest = deepest_first(o for o in objects if o not in skip and o[top:].strip("/"))
-    try:
-        if fresh is not None and _all_in(rest, fresh):
-            empty = rest  # created by the acquisition, nothing of ours below: a multi verifies
-        else:
-            empty = empty_now(cleanup, rest)
-        cleanup.hints.note_absent(delete_objects(cleanup, empty))
-    except (KazooException, KazooTimeoutError, SparkLockError) as exc:
-        # the locks are released; empty object nodes are best effort (Hive leaves them too)
-        log.debug("sparklock: cleaning up empty lock nodes failed: %r", exc)
-    return [], None
+@dataclass(eq=False)
+class WideRelease:
+    """Removing the object nodes of a wide set (the base of the manager's ``Cleanup``)."""
+
+    transport: Transport
+    owners: OwnerRegistry
+    hints: TreeHints  # told which object nodes were deleted
+    root: str
+    release_wait: float  # how long a release waits for a connection
+
+    def remove_objects(
+        self,
+        objects: Sequence[str],
+        fresh: Collection[str] | None,
+        mine: dict[str, int],
+        kept: list[str] | None,
+    ) -> None:
+        """Once the lock nodes are gone: delete the object nodes ``objects`` left empty.
+        ``mine``: our lock nodes deleted at or below each object node; ``kept`` receives the
+        object nodes left for other locks or acquisitions of this process."""
+        busy = self.owners.used_beyond(objects, mine)
+        if kept is not None:
+            kept.extend(busy)
+        skip = set(busy)
+        top = len(self.root)  # (never the namespace root)
+        rest = deepest_first(o for o in objects if o not in skip and o[top:].strip("/"))
+        try:
+            if fresh is not None and _all_in(rest, fresh):
+                empty = rest  # created by the acquisition, nothing of ours below: a multi verifies
+            else:
+                empty = empty_now(self, rest)
+            self.hints.note_absent(delete_objects(self, empty))
+        except (KazooException, KazooTimeoutError, SparkLockError) as exc:
+            # the locks are released; empty object nodes are best effort (Hive leaves them too)
+            log.debug("sparklock: cleaning up empty lock nodes failed: %r", exc)
 
 
 def _all_in(paths: Sequence[str], fresh: Collection[str]) -> bool:
     return (fresh if isinstance(fresh, (set, frozenset)) else set(fresh)).issuperset(paths)
 
 
-def empty_now(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
+def empty_now(cleanup: WideRelease, objects: Sequence[str]) -> list[str]:
     """Of ``objects`` (deepest first), those left without children once the empty ones below
     them are deleted too: one batched read."""
     if not objects:
@@ -87,7 +92,7 @@ def empty_now(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
     return out
 
 
-def delete_objects(cleanup: Cleanup, objects: Sequence[str]) -> list[str]:
+def delete_objects(cleanup: WideRelease, objects: Sequence[str]) -> list[str]:
     """Delete object nodes (deepest first) in as few multis as fit; a batch the tree changed
     under is redone node by node (best effort, like Hive's). Returns what the multis deleted."""
     ops = [Delete(o, -1) for o in objects]

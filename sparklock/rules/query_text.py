@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .config import QueryText
-from .model import LockMode, LockRequest
-from .objects import LockObject, ObjectKind
+from ..config import QueryText
+from ..locks.model import LockMode, LockRequest
+from ..locks.objects import LockObject, ObjectKind
 
 
 def _group(obj: LockObject) -> LockObject:

@@ -1,7 +1,7 @@
 """``python -m sparklock zookeeper [--port P] [--data-dir D]``: one local ZooKeeper, foreground.
 
 For trying sparklock's ZooKeeper manager and for development: a single server from the jars of
-the installed pyspark (:mod:`sparklock.localzk`) on 127.0.0.1. It prints its connection string once
+the installed pyspark (:mod:`.local_server`) on 127.0.0.1. It prints its connection string once
 the server answers, and on SIGTERM/SIGINT stops the JVM, waits until it is gone and removes the
 temporary data directory (a ``--data-dir`` is kept). Not for production: there, run a ZooKeeper
 ensemble of three or five servers on separate machines and point
@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from .localzk import ZooKeeperServer, port_in_use
+from .local_server import ZooKeeperServer, port_in_use
 
 DEFAULT_PORT = 2181  # the default of spark.sparklock.zookeeper.quorum
 

@@ -11,7 +11,7 @@ Spark (an older or newer version's) is not an error.
   (a plan-valued field, a query) is still locked SHARED by the read rule.
 * ``FAIL_SAFE``: writes and DDL deliberately left to the fail-safe rule (EXCLUSIVE on every table
   and database the command names), with why that lock is acceptable, or what is still missing
-  (``issue 16``: a known gap, fixed after the facts refactor).
+  (a known gap).
 
 The docs' lists are generated from here (``python3 -m sparklock.docs_pages --write``).
 """

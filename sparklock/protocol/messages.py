@@ -3,7 +3,7 @@
 The JVM reads and writes the same shapes as Java records with Jackson
 (``jvm-shim/.../Messages.java``); a Spark test checks that both name the same fields (the JSON
 name of a field is the camelCase of its Python name). The facts (``acquire``/``explain``'s
-argument) are :mod:`sparklock.facts`' business.
+argument) are :mod:`sparklock.rules.facts`' business.
 
 The JVM owns the SHOW LOCKS schema: a request names the ``columns`` to answer, and
 :data:`LOCK_COLUMNS` says what each name shows of a lock (the CLI prints all of them).
@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .facts import wire_name
-from .model import LockInfo
-from .objects import LockObject
-from .waiting import BLOCKER_SEPARATOR, acquired_at, wait_since
+from ..locks.model import LockInfo
+from ..locks.objects import LockObject
+from ..locks.waiting import BLOCKER_SEPARATOR, acquired_at, wait_since
+from ..rules.facts import wire_name
 
 
 def _wire(value: Any) -> Any:
@@ -96,17 +96,6 @@ class Rows:
     error: str | None = None
     columns: list[str] = field(default_factory=list)
     rows: list[list[str | None]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Report:
-    """What only this side sees, for the JVM's metrics (``LockTelemetry.report`` takes a JSON
-    array of these, see :mod:`sparklock.telemetry`): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
-    ``count``; ``ZOOKEEPER_STATE`` sets the connection gauge from ``detail`` (kazoo's state)."""
-
-    event: str
-    count: int = 1
-    detail: str | None = None
 
 
 def refused(error: str) -> Done:
@@ -186,7 +175,7 @@ class CommandRequest:
 
 # -- SHOW LOCKS rows -----------------------------------------------------------------------------
 #: What each SHOW LOCKS column shows of a lock (``lock_time``, ``acquired_at``, ``wait_since``:
-#: epoch milliseconds as text, empty when there is none; see sparklock.waiting).
+#: epoch milliseconds as text, empty when there is none; see sparklock.locks.waiting).
 LOCK_COLUMNS: Mapping[str, Callable[[LockInfo], str]] = {
     "name": lambda i: i.name,
     "mode": lambda i: i.mode.value,
@@ -209,5 +198,7 @@ def lock_rows(infos: Iterable[LockInfo], columns: Sequence[str]) -> list[list[st
     :data:`LOCK_COLUMNS` must agree)."""
     unknown = [c for c in columns if c not in LOCK_COLUMNS]
     if unknown:
-        raise ValueError(f"SHOW LOCKS asks for unknown columns {unknown} (sparklock/messages.py)")
+        raise ValueError(
+            f"SHOW LOCKS asks for unknown columns {unknown} (sparklock/protocol/messages.py)"
+        )
     return [[LOCK_COLUMNS[c](info) for c in columns] for info in infos]

@@ -14,7 +14,7 @@ import threading
 
 from ..config import SparkLockConfig
 from ..managers import HeldLocks
-from ..messages import CommandRequest
+from ..protocol.messages import CommandRequest
 
 log = logging.getLogger("sparklock")
 
@@ -23,7 +23,7 @@ CONNECT_OPERATION_TAG = "SparkConnect_OperationTag_"
 
 
 def _service():
-    from ..service import get_service
+    from . import get_service
 
     return get_service()
 

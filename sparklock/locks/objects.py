@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property, lru_cache
 
-from .errors import InvalidObjectError
+from ..errors import InvalidObjectError
 
 # Hive's / Spark's partition-path escape set (ExternalCatalogUtils.charToEscape, non-Windows).
 _HIVE_ESCAPED = frozenset(

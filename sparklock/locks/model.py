@@ -138,7 +138,7 @@ def _strip(value: object) -> str:
 USER_FIELD_PREFIX = "u="
 #: Further optional ``k=v`` fields after Hive's five, all ignored by Hive: the agent (Spark app
 #: id or server session; before the user), since when the request waited, when a waited request
-#: was granted (sparklock.waiting; a lock granted without waiting carries neither time).
+#: was granted (sparklock.locks.waiting; a lock granted without waiting carries neither time).
 AGENT_FIELD_PREFIX = "g="
 WAIT_SINCE_FIELD_PREFIX = "w="
 ACQUIRED_FIELD_PREFIX = "a="
@@ -258,7 +258,7 @@ class LockInfo:
     data: LockData
     lock_id: str = ""  # manager-specific: znode path or embedded sequence
     owner: str | None = None  # known only for locks taken by this process
-    # SHOW LOCKS: granted or waiting, and (waiting) what is ahead of it (sparklock.waiting)
+    # SHOW LOCKS: granted or waiting, and (waiting) what is ahead of it (sparklock.locks.waiting)
     state: LockState = LockState.ACQUIRED
     blocked_by: tuple[str, ...] = ()
 
@@ -350,3 +350,18 @@ def decide(
         if not compatible(c.mode, mine.mode):
             blockers.append(c)
     return GrantDecision(not blockers, blockers)
+
+
+@dataclass(frozen=True)
+class LockSettings:
+    """How one acquisition waits; may differ per session (spark.conf.set)."""
+
+    num_retries: int = 100
+    retry_interval: float = 1.0
+    wait_policy: WaitPolicy = WaitPolicy.QUEUE
+    unlock_num_retries: int = 10
+
+    @property
+    def budget(self) -> float:
+        """Total time a statement may wait: attempts x interval (both policies)."""
+        return self.num_retries * self.retry_interval

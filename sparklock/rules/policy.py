@@ -22,8 +22,10 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ..config import Escalation
+from ..locks.model import LockMode, LockRequest
+from ..locks.objects import LockObject, ObjectKind
 from .commands import BY_CLASS, NO_LOCK_CLASSES, CommandRule, Target
-from .config import Escalation
 from .facts import (
     ConnectorField,
     ConnectorRef,
@@ -40,8 +42,6 @@ from .facts import (
     ValueField,
     WriteRef,
 )
-from .model import LockMode, LockRequest
-from .objects import LockObject, ObjectKind
 
 log = logging.getLogger("sparklock")
 

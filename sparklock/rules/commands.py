@@ -6,17 +6,16 @@ command's table-valued fields by name, this table says what each field means. Wh
 *reads* (queries inside CTAS, views, MERGE sources) is locked SHARED by the read rules in
 ``policy``; the rows here add the command's own targets. Every other command class of Spark is on
 the no-lock or the fail-safe list of ``command_classes`` (a test enumerates Spark's jars). The
-The docs' statement table and lists are generated from here by ``command_docs``
-(``python3 -m sparklock.commands``).
+docs' statement table and lists are generated from here by ``command_docs``
+(``python3 -m sparklock.docs_pages --write``).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
+from ..locks.model import LockMode
 from .command_classes import NO_LOCK, simple_name
-from .model import LockMode
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 
@@ -480,14 +479,3 @@ BY_CLASS: dict[str, CommandRule] = {r.class_name: r for r in RULES}
 
 NO_LOCK_CLASSES = frozenset(NO_LOCK)
 """Commands that touch no table or database of their own: never "unrecognised"."""
-
-
-def main(argv: list[str]) -> int:
-    """``python3 -m sparklock.commands [--write|--check]``: see ``docs_pages.main``."""
-    from .docs_pages import main as write_docs
-
-    return write_docs(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,7 +1,7 @@
 """A local ZooKeeper server from the jars of the installed pyspark, for trying things and tests.
 
 The pyspark wheel ships ZooKeeper (``pyspark/jars/zookeeper-*.jar``), so a server needs nothing
-but a JDK: ``python -m sparklock zookeeper`` (:mod:`sparklock.localzk_cli`),
+but a JDK: ``python -m sparklock zookeeper`` (:mod:`sparklock.managers.zookeeper.local_server_cli`),
 ``examples/pipelines.py`` and the test suite all start theirs through :class:`ZooKeeperServer`.
 It binds 127.0.0.1 only and is a single server with no replication: not for production, where
 locks need a real ensemble.

@@ -238,7 +238,9 @@ _FIELD_KINDS: dict[str, type] = {
 def _of_kind(kinds: Mapping[str, type], d: Mapping[str, Any]) -> type:
     kind = d.get("kind", "table")
     if kind not in kinds:
-        raise ValueError(f"unknown kind {kind!r} in the facts (sparklock/facts.py): {dict(d)}")
+        raise ValueError(
+            f"unknown kind {kind!r} in the facts (sparklock/rules/facts.py): {dict(d)}"
+        )
     return kinds[kind]
 
 
