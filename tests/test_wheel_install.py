@@ -20,11 +20,11 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from sparklock.managers.zookeeper.local_server import free_port
 from sparklock.shim import prebuilt
 from sparklock.shim.locate import spark_line
 from tests.support import wheel_env
 from tests.support.standalone import StandaloneCluster
+from tests.support.zookeeper import free_port
 
 pytestmark = pytest.mark.spark
 

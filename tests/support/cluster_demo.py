@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pyspark
 
-from sparklock.localzk import ZooKeeperServer
 from tests.support import wheel_env
 from tests.support.standalone import StandaloneCluster
+from tests.support.zookeeper import ZooKeeperServer
 
 APP = Path(__file__).with_name("cluster_app.py")
 

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from sparklock.managers.zookeeper.local_server import free_port
+from tests.support.zookeeper import free_port
 
 
 class StandaloneCluster:
