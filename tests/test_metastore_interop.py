@@ -17,11 +17,11 @@ import threading
 import time
 
 import pytest
-from sparklock.model import LockMode, LockRequest, LockType, WaitPolicy
-from sparklock.objects import LockObject
 
 from sparklock.config import LockSettings
 from sparklock.errors import LockConflictError
+from sparklock.locks.model import LockMode, LockRequest, LockType, WaitPolicy
+from sparklock.locks.objects import LockObject
 from tests.support.locks import take, wait_for
 from tests.support.metastore_harness import MetastoreLockHarness
 from tests.support.tcp_proxy import TcpProxy
