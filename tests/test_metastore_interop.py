@@ -148,8 +148,8 @@ def test_a_killed_driver_s_locks_expire(hive_metastore, hive):
     code = textwrap.dedent(f"""
         import sys, time
         from sparklock.managers.metastore import MetastoreLockManager, MetastoreSettings
-        from sparklock.model import LockMode, LockRequest, LockType
-        from sparklock.objects import LockObject
+        from sparklock.locks.model import LockMode, LockRequest, LockType
+        from sparklock.locks.objects import LockObject
         m = MetastoreLockManager(MetastoreSettings(uris={hive_metastore.uri!r}))
         m.acquire([LockRequest(LockObject.of_table("default", "killed"), LockMode.EXCLUSIVE)],
                   owner="doomed", query_id="doomed-lock", lock_type=LockType.EXPLICIT)
