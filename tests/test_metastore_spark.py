@@ -13,6 +13,7 @@ listing is filtered to it.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -46,12 +47,15 @@ def drivers(hive_metastore, tmp_path_factory):
         "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
         **PATIENT,
     }
-    started: list[Driver] = []
+    warehouses = [str(tmp_path_factory.mktemp(f"metastore-driver-{n}")) for n in "ab"]
+    with ThreadPoolExecutor(2) as pool:  # two JVMs starting side by side
+        futures = [pool.submit(Driver, None, None, w, conf=conf, start_timeout=300)
+                   for w in warehouses]  # fmt: skip
+    started = [f.result() for f in futures if f.exception() is None]
     try:
-        for name in ("a", "b"):
-            warehouse = str(tmp_path_factory.mktemp(f"metastore-driver-{name}"))
-            started.append(Driver(None, None, warehouse, conf=conf, start_timeout=300))
-        a, b = started
+        a, b = [f.result() for f in futures]  # a driver that did not start fails the module
+        # b's Hive client starts (its first catalog call) while a makes the tables
+        assert b.send({"op": "bg", "sql": "SHOW TABLES IN default"})["started"]
         for sql in (
             f"CREATE DATABASE {DB}",
             f"CREATE TABLE {DB}.a (k INT) USING parquet",
