@@ -76,6 +76,25 @@ def drivers(hive_metastore, tmp_path_factory):
             d.close()
 
 
+@pytest.fixture(autouse=True)
+def unlock_leftovers(hive_metastore):
+    """Safety net: whatever a failed test left in the module's database is unlocked (the tests
+    check their own locks; this keeps one failure from failing the next tests)."""
+    yield
+    from sparklock.errors import SparkLockError
+    from sparklock.managers.metastore import MetastoreLockManager, MetastoreSettings
+
+    manager = MetastoreLockManager(MetastoreSettings(uris=hive_metastore.uri))
+    try:
+        for obj in {i.obj for i in manager.list_locks() if i.obj.database == DB}:
+            try:
+                manager.unlock(obj)
+            except SparkLockError:
+                pass  # waiting only, or a Hive transaction's: goes with its owner
+    finally:
+        manager.close()
+
+
 @pytest.fixture(scope="module")
 def hive(hive_metastore):
     with MetastoreLockHarness(hive_metastore.uri) as harness:
