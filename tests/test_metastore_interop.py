@@ -148,8 +148,8 @@ def test_a_killed_driver_s_locks_expire(hive_metastore, hive):
     code = textwrap.dedent(f"""
         import sys, time
         from sparklock.managers.metastore import MetastoreLockManager, MetastoreSettings
-        from sparklock.model import LockMode, LockRequest, LockType
-        from sparklock.objects import LockObject
+        from sparklock.locks.model import LockMode, LockRequest, LockType
+        from sparklock.locks.objects import LockObject
         m = MetastoreLockManager(MetastoreSettings(uris={hive_metastore.uri!r}))
         m.acquire([LockRequest(LockObject.of_table("default", "killed"), LockMode.EXCLUSIVE)],
                   owner="doomed", query_id="doomed-lock", lock_type=LockType.EXPLICIT)
@@ -212,4 +212,22 @@ def test_explicit_lock_type_is_kept_for_this_process(mgr):
         ("default@t", LockType.EXPLICIT)
     ]
     mgr.unlock(T)
+    held.release()
+
+
+def test_the_writers_facet_is_a_partition_level_lock_hive_accepts(mgr, hive):
+    """Every Spark write takes the table's writers' facet: Hive 4 parses each partition-level
+    name as k=v (it failed the whole request before), lists it, and it excludes a second writer
+    of the table while a reader of one partition goes on."""
+    facet = LockObject.table_writers("default", "t")
+    held = take(mgr, facet, X, "spark", "spark-writer")
+    rows = [r for r in hive.show() if r.agent == "spark-writer"]
+    assert {(r.table, r.partition, r.type) for r in rows} == {
+        (None, None, "SHARED_READ"),
+        ("t", "_sparklock_facet=writers", "EXCLUSIVE"),
+    }
+    assert [i.obj for i in mgr.list_locks(T) if i.data.query_id == "spark-writer"] == [facet]
+    with pytest.raises(LockConflictError, match="spark-writer"):
+        take(mgr, facet, X, "other", "second-writer")
+    take(mgr, P1, S, "other", "reader").release()
     held.release()

@@ -28,6 +28,7 @@ BENCHMARKS = {
     "wide-read": "bench_wide_read",
     "security": "bench_security",
     "metastore": "bench_metastore",
+    "metastore-spark": "bench_metastore_spark",
 }
 
 

@@ -1,8 +1,9 @@
-"""A separate Spark driver process for the reliability and stress tests.
+"""A separate Spark driver process for the reliability, stress and metastore tests.
 
-    python -m tests.support.driver --quorum HOST:PORT --namespace NS --warehouse DIR [--conf k=v]...
+    python -m tests.support.driver [--quorum HOST:PORT --namespace NS] --warehouse DIR [--conf k=v]
 
-A local Spark session with sparklock on the ZooKeeper manager. It prints ``@@{"ready": true}``
+A local Spark session with sparklock on the ZooKeeper manager (without ``--quorum``: whatever
+manager the ``--conf`` settings name, e.g. the metastore's). It prints ``@@{"ready": true}``
 and then runs one JSON command per stdin line, answering one ``@@<json>`` line per command on
 stdout (Spark's own output goes to stderr):
 
@@ -47,7 +48,7 @@ def error_text(e: BaseException) -> str:
 def build(args):
     from tests.support.spark import build_session, register_udfs, zookeeper_conf
 
-    conf = zookeeper_conf(args.quorum, args.namespace)
+    conf = zookeeper_conf(args.quorum, args.namespace) if args.quorum else {}
     for kv in args.conf or []:
         k, v = kv.split("=", 1)
         conf[k] = v
@@ -248,8 +249,8 @@ class Driver:
 
     def __init__(
         self,
-        quorum: str,
-        namespace: str,
+        quorum: str | None,
+        namespace: str | None,
         warehouse: str,
         conf: dict | None = None,
         env: dict | None = None,
@@ -260,17 +261,9 @@ class Driver:
         from pathlib import Path
 
         repo = Path(__file__).resolve().parents[2]
-        cmd = [
-            sys.executable,
-            "-m",
-            "tests.support.driver",
-            "--quorum",
-            quorum,
-            "--namespace",
-            namespace,
-            "--warehouse",
-            warehouse,
-        ]
+        cmd = [sys.executable, "-m", "tests.support.driver", "--warehouse", warehouse]
+        if quorum is not None:  # None: the manager the conf names
+            cmd += ["--quorum", quorum, "--namespace", namespace or ""]
         for k, v in (conf or {}).items():
             cmd += ["--conf", f"{k}={v}"]
         self.stderr_path = os.path.join(warehouse, f"driver-{time.time_ns()}.err")
@@ -333,8 +326,8 @@ class Driver:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quorum", required=True)
-    ap.add_argument("--namespace", required=True)
+    ap.add_argument("--quorum")
+    ap.add_argument("--namespace")
     ap.add_argument("--warehouse", required=True)
     ap.add_argument("--conf", action="append")
     args = ap.parse_args(argv)

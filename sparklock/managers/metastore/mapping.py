@@ -16,6 +16,10 @@ except that a database-level ``SHARED_READ`` meets nothing below the database. S
   table's SHARED ancestor of a partition lock is not sent: the metastore would make it meet
   every other partition's EXCLUSIVE (writers of different partitions would queue), and the
   partition's own component already meets a table EXCLUSIVE.
+* A table facet (e.g. the writers' facet every Spark write to a table takes) is a
+  partition-level component named ``_sparklock_facet=<facet>``: the metastore parses every
+  partition-level name as ``k=v/...`` (Hive 4 fails the whole ``lock`` call otherwise), and no
+  real partition has a column of that reserved name.
 """
 
 from __future__ import annotations
@@ -23,7 +27,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ...locks.model import LockData, LockInfo, LockMode, LockRequest, LockState, LockType
-from ...locks.objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
+from ...locks.objects import (
+    FACET_PREFIX,
+    LockObject,
+    ObjectKind,
+    escape_path_name,
+    unescape_path_name,
+)
 from . import wire
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
@@ -31,6 +41,8 @@ _TYPE_OF_MODE = {S: wire.SHARED_READ, X: wire.EXCLUSIVE}
 # Hive's ACID writers' locks are listed with the mode they exclude like: SHARED_WRITE admits
 # other readers and writers (SHARED), EXCL_WRITE admits readers only (EXCLUSIVE for writers).
 _MODE_OF_TYPE = {wire.SHARED_READ: S, wire.SHARED_WRITE: S, wire.EXCLUSIVE: X, wire.EXCL_WRITE: X}
+#: The partition key a facet's component is named with (``_sparklock_facet=writers``).
+FACET_KEY = FACET_PREFIX + "facet"
 
 
 def sent_requests(lock_set: Sequence[LockRequest]) -> list[LockRequest]:
@@ -62,8 +74,10 @@ def component(request: LockRequest) -> object:
         level, table, part = wire.DB, None, None
     elif kind is ObjectKind.TABLE:
         level, table, part = wire.TABLE, obj.table, None
-    else:  # a partition, or a table facet (a partition-level name no partition can have)
-        level, table, part = wire.PARTITION, obj.table, "/".join(obj.components[2:])
+    elif kind is ObjectKind.FACET:  # a partition-level name no partition can have
+        level, table, part = wire.PARTITION, obj.table, f"{FACET_KEY}={escape_path_name(obj.facet)}"
+    else:
+        level, table, part = wire.PARTITION, obj.table, obj.partition_name
     return wire.LockComponent(
         type=_TYPE_OF_MODE[request.mode],
         level=level,
@@ -83,8 +97,8 @@ def row_object(row: object) -> LockObject:
         return LockObject.of_database(db)
     if not part:
         return LockObject.of_table(db, table)
-    if part.startswith(FACET_PREFIX) and "=" not in part:
-        return LockObject(db, table, facet=unescape_path_name(part[len(FACET_PREFIX) :]))
+    if part.startswith(FACET_KEY + "="):
+        return LockObject(db, table, facet=unescape_path_name(part[len(FACET_KEY) + 1 :]))
     spec = []
     for comp in part.split("/"):
         k, _, v = comp.partition("=")

@@ -20,6 +20,8 @@ import scala.collection.Iterator;
 public final class SparkLockBridge {
   public static final String CONF_PREFIX = "spark.sparklock.";
   public static final String ENABLED_KEY = "spark.sparklock.enabled";
+  /** Where the session's Hive catalog is: the metastore manager's default URIs. */
+  public static final String METASTORE_URIS_KEY = "hive.metastore.uris";
 
   public static final String NOT_ATTACHED =
       "SPARKLOCK_NOT_ATTACHED: the sparklock Spark extension is active "
@@ -94,7 +96,11 @@ public final class SparkLockBridge {
     return !"false".equalsIgnoreCase(v.trim());
   }
 
-  /** Every {@code spark.sparklock.*} entry of the session conf, sorted. */
+  /**
+   * Every {@code spark.sparklock.*} entry of the session conf, sorted, and the session's {@code
+   * hive.metastore.uris} (from {@code spark.hadoop.*} or a {@code hive-site.xml}) if it has one:
+   * the metastore manager's default, which no {@code spark.sparklock.*} key carries.
+   */
   public static Map<String, String> sessionConf(SparkSession session) {
     Map<String, String> out = new TreeMap<>();
     if (session == null) {
@@ -107,6 +113,14 @@ public final class SparkLockBridge {
       if (kv._1().startsWith(CONF_PREFIX)) {
         out.put(kv._1(), kv._2());
       }
+    }
+    String uris = conf.getConfString("spark.hadoop." + METASTORE_URIS_KEY, "");
+    if (uris.trim().isEmpty()) {
+      String shared = session.sparkContext().hadoopConfiguration().get(METASTORE_URIS_KEY);
+      uris = shared == null ? "" : shared;
+    }
+    if (!uris.trim().isEmpty()) {
+      out.put(METASTORE_URIS_KEY, uris.trim());
     }
     return out;
   }
