@@ -7,7 +7,8 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
  * The plan EXPLAIN LOCKS analyses for a statement. EXPLAIN LOCKS must run nothing, yet Spark runs
  * some statements while it analyses them: a CALL's procedure ({@code ExecutableDuringAnalysis},
  * Spark 4) and the statement inside EXECUTE IMMEDIATE. Those are taken apart here first, so the
- * analysis sees what would run (and so what would be locked) without running it.
+ * analysis sees what would run (and so what would be locked) without running it. A SQL script
+ * (Spark 4, {@code BEGIN ... END}) is refused: what it runs depends on its control flow.
  */
 final class ExplainedStatement {
   /** EXECUTE IMMEDIATE of EXECUTE IMMEDIATE ... : a bound on the unwrapping, not a Spark limit. */
@@ -19,6 +20,11 @@ final class ExplainedStatement {
   static LogicalPlan prepare(LogicalPlan parsed, SparkSession session) throws Exception {
     LogicalPlan plan = parsed;
     for (int depth = 0; depth < MAX_NESTING; depth++) {
+      if (plan.getClass().getSimpleName().equals("CompoundBody")) {
+        // A script's statements depend on its control flow; each is locked as it runs.
+        throw new UnsupportedOperationException("EXPLAIN LOCKS explains one statement, not a SQL "
+            + "script: explain the script's statements one by one");
+      }
       LogicalPlan inner = ExecuteImmediate.innerStatement(plan, session);
       if (inner == null) {
         return staged(plan);
