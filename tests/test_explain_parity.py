@@ -114,6 +114,23 @@ def test_the_plain_spark_comparison_can_tell_the_plans_apart(plain):
     assert "===== Subqueries =====" in scalar and "Subquery:2" in scalar
 
 
+@needs_spark((4, 0), "EXECUTE IMMEDIATE")
+def test_a_statement_spark_explain_runs_is_still_locked(spark):
+    """Spark's own EXPLAIN runs what EXECUTE IMMEDIATE holds while analysing it; that statement
+    runs as an execution of its own and takes its locks, even though EXPLAIN's plan has none."""
+    other = spark.newSession()
+    other.sql("LOCK TABLE x EXCLUSIVE")
+    spark.conf.set("spark.sparklock.lock.numRetries", "1")
+    try:
+        rows = spark.sql("EXPLAIN EXECUTE IMMEDIATE 'INSERT INTO x VALUES (7)'").collect()
+        # Spark's EXPLAIN prints an error of its planning (here: of the INSERT it ran) as its output
+        assert "LOCK_CONFLICT" in "\n".join(str(r[0]) for r in rows)
+    finally:
+        spark.conf.unset("spark.sparklock.lock.numRetries")
+        other.sql("UNLOCK TABLE x")
+    assert spark.sql("SELECT count(*) FROM x WHERE a = 7").first()[0] == 0
+
+
 # -- cached plans ----------------------------------------------------------------------------
 
 
