@@ -20,6 +20,7 @@ def _chosen(spark: str, scala: str) -> dict[str, str]:
 SPARK_35 = {
     "connect": "3.5",
     "context": "3.5",
+    "immediate": "3.5",
     "parser": "3.5",
     "procedures": "3.5",
     "scala": "2.12",
@@ -28,13 +29,15 @@ SPARK_35 = {
 SPARK_40 = {
     "connect": "4.0",
     "context": "4.0",
+    "immediate": "3.5",
     "parser": "4.0",
     "procedures": "4.0",
     "scala": "2.13",
     "session": "4.0",
 }
 SPARK_41 = {**SPARK_40, "parser": "4.1"}
-SPARK_43 = {**SPARK_40, "parser": "4.3"}
+SPARK_42 = {**SPARK_41, "immediate": "4.2"}
+SPARK_43 = {**SPARK_42, "parser": "4.3"}
 
 
 @pytest.mark.parametrize(
@@ -44,7 +47,7 @@ SPARK_43 = {**SPARK_40, "parser": "4.3"}
         ("3.5.9", "2.12", SPARK_35),
         ("4.0.1", "2.13", SPARK_40),
         ("4.1.4", "2.13", SPARK_41),
-        ("4.2.0", "2.13", SPARK_41),
+        ("4.2.0", "2.13", SPARK_42),
         ("4.3.0", "2.13", SPARK_43),
         ("4.3.1.dev0", "2.13", SPARK_43),
     ],

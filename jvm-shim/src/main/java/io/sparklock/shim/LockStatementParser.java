@@ -229,27 +229,8 @@ public final class LockStatementParser extends DelegatingParser {
       } catch (ParseException e) {
         throw rebase(e, inner, 0, sql, base);
       }
-      return LockStatementCommand.explainLocks(stagedForExplain(plan), trimStatement(inner));
-    }
-
-    /**
-     * A statement Spark runs while analysing it (a CALL's procedure: {@code
-     * ExecutableDuringAnalysis}, Spark 4) is staged as Spark's own EXPLAIN stages it, so EXPLAIN
-     * LOCKS never runs it. Reflection: Spark 3.5 has no such statements.
-     */
-    private static LogicalPlan stagedForExplain(LogicalPlan plan) {
-      try {
-        Class<?> executable = Class.forName(
-            "org.apache.spark.sql.catalyst.plans.logical.ExecutableDuringAnalysis");
-        if (executable.isInstance(plan)) {
-          return (LogicalPlan) executable.getMethod("stageForExplain").invoke(plan);
-        }
-      } catch (ClassNotFoundException e) {
-        return plan;
-      } catch (ReflectiveOperationException e) {
-        throw new IllegalStateException("cannot stage " + plan.nodeName() + " for EXPLAIN", e);
-      }
-      return plan;
+      // Run time stages what Spark would run during analysis (ExplainedStatement).
+      return LockStatementCommand.explainLocks(plan, trimStatement(inner));
     }
 
     // -- pieces -----------------------------------------------------------------------------

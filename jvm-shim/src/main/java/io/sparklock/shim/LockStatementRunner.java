@@ -108,9 +108,10 @@ final class LockStatementRunner {
     }
   }
 
-  private static List<Row> explainLocks(LockStatementCommand statement, SparkSession session) {
-    QueryExecution qe = session.sessionState()
-        .executePlan(statement.explainedPlan(), CommandExecutionMode.SKIP());
+  private static List<Row> explainLocks(LockStatementCommand statement, SparkSession session)
+      throws Exception {
+    LogicalPlan explained = ExplainedStatement.prepare(statement.explainedPlan(), session);
+    QueryExecution qe = session.sessionState().executePlan(explained, CommandExecutionMode.SKIP());
     LogicalPlan analyzed = qe.analyzed();
     LogicalPlan optimized = qe.optimizedPlan();
     String facts = FactsExtractor.factsJson(ClassicSession.of(session), analyzed, optimized, null, null,

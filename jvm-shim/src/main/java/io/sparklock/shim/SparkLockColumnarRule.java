@@ -20,7 +20,8 @@ import org.apache.spark.sql.execution.command.RunnableCommand;
  * call stack: walking outwards from this rule, a frame of {@code QueryExecution} itself (the lazy
  * {@code executedPlan}) before any AQE or subquery-planning frame means "top-level plan". A nested
  * statement started from inside a running command (saveAsTable → CTAS → insert) plans through
- * its own {@code QueryExecution}, so it is wrapped too.
+ * its own {@code QueryExecution}, so it is wrapped too. Plans that never run as a statement
+ * (what EXPLAIN prints, a cached table's plan) stay as Spark made them ({@link PlanPurpose}).
  */
 public class SparkLockColumnarRule extends ColumnarRule {
   private final Rule<SparkPlan> insert = new InsertLockRoot();
@@ -54,7 +55,7 @@ public class SparkLockColumnarRule extends ColumnarRule {
           return plan;
         }
       }
-      if (!isTopLevelPlanning()) {
+      if (!isTopLevelPlanning() || PlanPurpose.neverRunsAsStatement(plan)) {
         return plan;
       }
       return new SparkLockExec(plan);
