@@ -289,7 +289,8 @@ class LockInfo:
         query = d.query_string if len(d.query_string) <= 120 else d.query_string[:117] + "..."
         return (
             f"{self.mode.value} {d.lock_type.value.lower()} lock on {self.name} "
-            f"(query_id={d.query_id or '?'}, client={d.client or '?'}, query={query!r})"
+            f"(query_id={d.query_id or '?'}, user={d.user or '?'}, client={d.client or '?'}, "
+            f"query={query!r})"
         )
 
 

@@ -164,7 +164,7 @@ def attach(spark: Any):
     from pyspark.java_gateway import ensure_callback_server_started
 
     from .. import shim
-    from . import telemetry_sink
+    from . import exceptions, telemetry_sink
     from .callback import PyLockCallback
 
     gateway = spark.sparkContext._gateway
@@ -189,6 +189,7 @@ def attach(spark: Any):
             bridge.setCallback(callback)
             _callbacks[id(gateway)] = callback
         telemetry_sink.install(spark)  # the metric source, also where spark.plugins was replaced
+        exceptions.install()  # sparklock's JVM errors raise sparklock's Python classes
         return callback
 
 
