@@ -89,7 +89,7 @@ def test_conflict_from_spark_sql_names_the_holder(spark, other):
     assert (e.object_name, e.mode) == ("default@t", "EXCLUSIVE") and e.waited_s >= 0.15
     params = e.getMessageParameters()
     assert params["object"] == "default@t" and holder.query_id in params["holders"]
-    assert "io.sparklock.shim.SparkLockException" in e.java_stack
+    assert e.java_stack.startswith("io.sparklock.shim.SparkLockException: LOCK_CONFLICT")
 
 
 def test_conflict_from_a_dataframe_action_and_a_lock_statement(spark, other):

@@ -30,9 +30,13 @@ public class SparkLockException extends RuntimeException implements SparkThrowab
     this.parameters = Collections.emptyMap();
   }
 
-  /** A refusal Python answered: its text verbatim, its condition and parameters. */
+  /**
+   * A refusal Python answered: its text verbatim, its condition and parameters. It records no
+   * Java stack: the refusal is about the user's statement, not a place in the shim, and servers
+   * print the stacks of their errors to clients (the Thrift server's asynchronous statements).
+   */
   public SparkLockException(String message, Messages.Failure failure) {
-    super(message);
+    super(message, null, true, false);
     this.condition = ErrorCondition.of(failure == null ? null : failure.condition());
     Map<String, String> p = failure == null || failure.parameters() == null
         ? Map.of() : failure.parameters();
