@@ -123,14 +123,14 @@ class ConfigError(SparkLockError, ValueError):
         self, key: str, value: object, accepted: str, *, checked: bool = False, hint: str = ""
     ) -> None:
         """``checked``: the caller already made ``value`` safe to show (no redaction);
-        ``hint``: a sentence added at the end (e.g. the key that was probably meant)."""
+        ``hint``: said before the accepted values (e.g. the key that was probably meant)."""
         self.key = key
         self.value = value if checked else shown_value(key, value)
         self.accepted = accepted
         self.hint = hint
-        text = f"{self.code}: {key}={self.value!r} is not valid; accepted: {accepted}"
+        hinted = f" ({hint})" if hint else ""
         super().__init__(
-            text + (f". {hint}" if hint else ""),
+            f"{self.code}: {key}={self.value!r} is not valid{hinted}; accepted: {accepted}",
             {"key": key, "value": str(self.value), "accepted": accepted, "hint": hint},
         )
 

@@ -180,3 +180,51 @@ def test_an_unknown_condition_keeps_its_name():
     assert isinstance(rebuilt, LockConflictError) and rebuilt.holders == []
     assert Holder.from_wire({"mode": "SHARED", "object": "db", "future": 1}).object == "db"
     assert sparklock.LockConflictError is LockConflictError
+
+
+# -- checked at start: getOrCreate() raises what the first statement would ---------------------
+def _get_or_create_with(spark, conf: dict[str, str]) -> float:
+    """``getOrCreate()`` of a sparklock builder carrying ``conf`` (the module's running session
+    takes the values), how long it took; the values are unset again."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    builder = sparklock.configure(builder)
+    start = time.monotonic()
+    try:
+        builder.getOrCreate()
+        return time.monotonic() - start
+    finally:
+        for key in conf:
+            spark.conf.unset(key)
+        SparkSession.builder._options.clear()  # the builder is pyspark's singleton
+
+
+def test_a_misspelt_key_fails_at_get_or_create(spark):
+    with pytest.raises(ConfigError) as info:
+        _get_or_create_with(spark, {"spark.sparklock.manger": "zookeeper"})
+    assert info.value.key == "spark.sparklock.manger"
+    assert info.value.hint == "did you mean spark.sparklock.manager?"
+    assert "(did you mean spark.sparklock.manager?)" in str(info.value)
+
+
+def test_a_bad_value_fails_at_get_or_create(spark):
+    with pytest.raises(ConfigError, match="spark.sparklock.manager='zk-typo'"):
+        _get_or_create_with(spark, {"spark.sparklock.manager": "zk-typo"})
+    spark.sql("SELECT count(*) FROM t").collect()  # the session is fine again
+
+
+@pytest.mark.zookeeper
+def test_a_refused_quorum_fails_at_get_or_create_at_once(spark):
+    conf = {
+        "spark.sparklock.manager": "zookeeper",
+        "spark.sparklock.zookeeper.quorum": "127.0.0.1:1",
+    }
+    start = time.monotonic()
+    with pytest.raises(LockManagerUnavailableError) as info:
+        _get_or_create_with(spark, conf)  # the connection timeout is 15 s
+    assert time.monotonic() - start < 2.0
+    text = str(info.value)
+    assert "127.0.0.1:1" in text and "Connection refused" in text and "TLS" not in text

@@ -361,6 +361,9 @@ class LockSettings:
     retry_interval: float = 1.0
     wait_policy: WaitPolicy = WaitPolicy.QUEUE
     unlock_num_retries: int = 10
+    #: a statement that has waited this long logs a WARN line naming the holders, and again
+    #: after each further such period (0: never)
+    wait_warn_interval: float = 10.0
 
     @property
     def budget(self) -> float:

@@ -185,6 +185,12 @@ class LockManager(ABC):
     ) -> HeldLocks:
         """Fair acquisition: keep the place in line; raise LockConflictError at the deadline."""
 
+    def check_reachable(self) -> None:
+        """Connect now (a session's start checks it): LockManagerUnavailableError naming the
+        address and the cause when the lock service cannot be reached. In-process managers
+        are always reachable."""
+        return None
+
     @abstractmethod
     def release(self, held: HeldLocks) -> None:
         """Release every lock of ``held`` (idempotent); report what cannot be released."""
