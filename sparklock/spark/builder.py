@@ -110,6 +110,7 @@ def _attach_in_process_connect() -> None:
     this process; attach the lock service to it and mark it as serving Connect sessions."""
     from pyspark.sql.session import SparkSession as ClassicSession
 
+    from . import startup
     from .connect import serve_connect
 
     classic = ClassicSession._instantiatedSession
@@ -117,6 +118,7 @@ def _attach_in_process_connect() -> None:
         raise SparkLockSetupError("remote('local[...]') started no Spark driver in this process")
     attach(classic)
     serve_connect(classic)
+    startup.check(classic)  # ConfigError / LockManagerUnavailableError now, not later
 
 
 def _ensure_loadable(jar: str) -> None:
