@@ -77,9 +77,10 @@ def main() -> None:
     spark.conf.set("spark.sparklock.lock.retryInterval", "100ms")
     try:
         spark.sql("INSERT INTO sales PARTITION (ds='2026-11-22') VALUES (4, 40.0)")
-    except Exception as err:  # the LOCK_CONFLICT error surfaces from spark.sql
-        text = str(err)
-        print("refused:", text[text.find("LOCK_CONFLICT") :].splitlines()[0])
+    except sparklock.LockConflictError as err:  # a pyspark.errors.PySparkException too
+        print("refused:", err.getCondition(), err.getSqlState())
+        for holder in err.holders:
+            print(f"  held: {holder.mode} {holder.object} by {holder.user} ({holder.query!r})")
     admin.sql("UNLOCK TABLE sales")
     spark.conf.unset("spark.sparklock.lock.numRetries")
     spark.conf.unset("spark.sparklock.lock.retryInterval")

@@ -12,6 +12,7 @@ naming the key and what it accepts.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,16 @@ APPLICATION_WIDE_KEYS = ("spark.sparklock.unlock.policy", "spark.sparklock.admin
 #: Query text kept in lock data at most (characters): four UTF-8 bytes each stay well below
 #: ZooKeeper's 1 MB node limit (jute.maxbuffer).
 QUERY_STRING_MAX_LENGTH_LIMIT = 200_000
+
+
+def unknown_key(key: str, value: object, known: set[str]) -> ConfigError:
+    """The error of a ``spark.sparklock.*`` key that does not exist: it names the nearest real
+    key (a misspelling is the usual cause) before the whole list."""
+    near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
+    hint = f"did you mean {near[0]}?" if near else ""
+    return ConfigError(
+        key, value, "one of the documented keys: " + ", ".join(sorted(known)), hint=hint
+    )
 
 
 @dataclass(frozen=True)
@@ -163,9 +174,7 @@ class SparkLockConfig:
         known = set(DEFAULTS)
         for key in conf:
             if key.startswith(PREFIX) and key not in known:
-                raise ConfigError(
-                    key, conf[key], "one of the documented keys: " + ", ".join(sorted(known))
-                )
+                raise unknown_key(key, conf[key], known)
         v = {**DEFAULTS, **{k: conf[k] for k in conf if k in known}}
         manager = parse_choice(MANAGER, v[MANAGER], tuple(BACKENDS))
         everything = {**conf, **v}  # a section may read other keys (spark.hadoop.*)
@@ -174,6 +183,7 @@ class SparkLockConfig:
             if other.name == manager:
                 chosen = section
         interval_key = "spark.sparklock.lock.retryInterval"
+        warn_key = "spark.sparklock.lock.waitWarnInterval"
         lock = LockSettings(
             num_retries=parse_int(
                 "spark.sparklock.lock.numRetries", v["spark.sparklock.lock.numRetries"], 1
@@ -189,6 +199,7 @@ class SparkLockConfig:
             unlock_num_retries=parse_int(
                 "spark.sparklock.unlock.numRetries", v["spark.sparklock.unlock.numRetries"], 1
             ),
+            wait_warn_interval=parse_duration(warn_key, v[warn_key]),
         )
         refresh = parse_choice(
             "spark.sparklock.read.refreshListing",

@@ -28,14 +28,20 @@ REST: tuple[ConfigKey, ...] = (
     ConfigKey(
         "spark.sparklock.lock.numRetries",
         "100",
-        "Attempts per statement; `1` means one attempt, fail at once (Hive: 100).",
+        (
+            "With `retryInterval`, how long a statement waits for its locks. Under `queue` (the "
+            "default policy) it keeps its place in line for up to `numRetries × retryInterval` "
+            "(100 × 1s = 100 s) and is granted the moment the holders ahead release; under "
+            "`retry` (Hive's) it tries `numRetries` times, `retryInterval` apart, so it gives up "
+            "after `(numRetries − 1) × retryInterval` (`1`: one attempt, fail at once; Hive: 100)."
+        ),
     ),
     ConfigKey(
         "spark.sparklock.lock.retryInterval",
         "1s",
         (
-            "Sleep between attempts (Hive: 60s). Both policies wait at most `numRetries × "
-            "retryInterval`."
+            "`retry`: the sleep between attempts (Hive: 60s); `queue`: the budget's unit, "
+            "`numRetries × retryInterval` (see `numRetries`)."
         ),
     ),
     ConfigKey(
@@ -128,6 +134,16 @@ REST: tuple[ConfigKey, ...] = (
         (
             "`full` (the statement's text) or `summary` (its kind and the objects it locks, no "
             "literals). See [Query text in lock data](security.md#query-text-in-lock-data)."
+        ),
+    ),
+    ConfigKey(
+        "spark.sparklock.lock.waitWarnInterval",
+        "10s",
+        (
+            "A statement that has waited this long for its locks logs a WARN line on the driver "
+            "(the server's log for Thrift and Connect sessions) naming whom it waits for, and "
+            "again after each further such period while it waits; `0` turns it off. Shorter "
+            "waits log at INFO only."
         ),
     ),
 )

@@ -2,7 +2,8 @@
 
 Each page in ``PAGES`` holds blocks between ``<!-- name:start -->`` and ``<!-- name:end -->``
 markers whose text comes from the code: the statement table and lists from ``commands.RULES``
-and ``command_classes``, the configuration reference from ``config.KEYS``. The prose around
+and ``command_classes``, the configuration reference from ``config.KEYS``, the error
+conditions from ``failures.Condition``. The prose around
 the blocks is written by hand. ``python3 -m sparklock.docs_pages --write`` rewrites the blocks in
 place; a test renders them in memory and fails when a page differs, so the docs cannot drift.
 """
@@ -14,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .config import KEYS
+from .errors import error_class
+from .failures import Condition
 from .rules.command_docs import markdown_lists, markdown_table
 
 
@@ -25,10 +28,20 @@ def config_table() -> str:
     return "\n".join(lines)
 
 
+def error_table() -> str:
+    """The error conditions: SQLSTATE, the Python class raised, what it means."""
+    lines = ["| condition | SQLSTATE | Python class | meaning |", "|---|---|---|---|"]
+    for c in Condition:
+        cls = error_class(c.name).__name__
+        lines.append(f"| `{c.name}` | `{c.sql_state}` | `sparklock.errors.{cls}` | {c.meaning} |")
+    return "\n".join(lines)
+
+
 # page (relative to the repository) -> marker name -> generator of the block's text
 PAGES: dict[str, dict[str, Callable[[], str]]] = {
     "docs/statements.md": {"command-table": markdown_table, "command-lists": markdown_lists},
     "docs/configuration.md": {"config-table": config_table},
+    "docs/errors.md": {"error-table": error_table},
 }
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,13 +1,25 @@
-"""Errors sparklock raises.
+"""Errors sparklock raises, as PySpark users expect them.
 
-Every message starts with a stable, upper-case code (``LOCK_CONFLICT``, ``NOT_LOCKED``, ...) so
-that callers, log scrapers and the JVM side can recognise the kind of failure without parsing the
-rest of the text.
+Every error is a :class:`pyspark.errors.PySparkException`: ``getCondition()`` (and the older
+``getErrorClass()``) is its stable upper-case code (``LOCK_CONFLICT``, ``NOT_LOCKED``, ...),
+``getSqlState()`` its SQLSTATE (:class:`~sparklock.failures.Condition`),
+``getMessageParameters()`` its details as text. ``str()`` is the one-paragraph message, which
+starts with the code so that log scrapers and older callers still recognise it; the structured
+details are attributes (``LockConflictError.holders``, ``ConfigError.key``, ...).
+
+The same classes reach user code from ``spark.sql(...)``, DataFrame actions and the lock
+statements: the JVM carries the condition and parameters on its ``SparkThrowable`` and PySpark's
+error conversion rebuilds the Python error from them (:mod:`sparklock.spark.exceptions`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+
+from pyspark.errors import PySparkException
+
+from .failures import Condition, Failure, Holder, holders_of, holders_parameter
 
 #: Keys whose values are secrets, or may hold one by mistake (Spark's spark.redaction.regex and
 #: the ZooKeeper credentials): their values are never shown in an error.
@@ -20,10 +32,86 @@ def shown_value(key: str, value: object) -> object:
     return REDACTED if value and SENSITIVE_KEY.search(key) else value
 
 
-class SparkLockError(Exception):
-    """Base class of every sparklock error."""
+class SparkLockError(PySparkException):
+    """Base class of every sparklock error.
+
+    Built without PySpark's error-class registry (sparklock's conditions are not Spark's), so the
+    accessors answer from the class's ``code`` and the parameters given here.
+    """
 
     code = "SPARKLOCK_ERROR"
+
+    def __init__(self, message: str, parameters: Mapping[str, str] | None = None) -> None:
+        Exception.__init__(self, message)
+        self._message = message
+        self._parameters = {k: str(v) for k, v in (parameters or {}).items()}
+        # What PySparkException's own methods read, on 3.5 and 4.x alike.
+        self._errorClass = self._error_class = self.code
+        self._messageParameters = self._message_parameters = self._parameters
+        self._contexts: list = []
+
+    def getCondition(self) -> str:  # noqa: N802 - PySpark's name
+        return self.code
+
+    def getErrorClass(self) -> str:  # noqa: N802 - PySpark's name (3.5)
+        return self.code
+
+    def getSqlState(self) -> str:  # noqa: N802 - PySpark's name
+        return Condition.of(self.code).sql_state
+
+    def getMessageParameters(self) -> dict[str, str]:  # noqa: N802 - PySpark's name
+        return dict(self._parameters)
+
+    def getMessage(self) -> str:  # noqa: N802 - PySpark's name
+        return self._message
+
+    def getQueryContext(self) -> list:  # noqa: N802 - PySpark's name
+        return []
+
+    def getBreakingChangeInfo(self) -> None:  # noqa: N802 - PySpark's name
+        return None
+
+    def __str__(self) -> str:
+        return self._message
+
+    def __reduce__(self):
+        return (_rebuilt, (type(self), self._message, self._parameters))
+
+    def failure(self) -> Failure:
+        """The condition and parameters as they cross the bridge."""
+        return Failure(self.code, dict(self._parameters))
+
+    def _restore(self, parameters: Mapping[str, str]) -> None:
+        """Set the structured attributes from message parameters (an error rebuilt from the
+        JVM's); subclasses with attributes override it."""
+
+    @classmethod
+    def rebuilt(cls, message: str, parameters: Mapping[str, str]) -> SparkLockError:
+        """The error of ``message`` and ``parameters``, as the JVM reported it."""
+        error = cls.__new__(cls)
+        SparkLockError.__init__(error, message, parameters)
+        error._restore(error._parameters)
+        return error
+
+
+def _rebuilt(cls: type[SparkLockError], message: str, parameters: dict) -> SparkLockError:
+    return cls.rebuilt(message, parameters)
+
+
+def error_class(code: str) -> type[SparkLockError]:
+    """sparklock's public class of a condition (:data:`CLASSES`), else :class:`SparkLockError`."""
+    return CLASSES.get(code, SparkLockError)
+
+
+def from_failure(message: str, failure: Failure | None) -> SparkLockError:
+    """The Python error of a failure the JVM reported (its class chosen by condition)."""
+    if failure is None:
+        head = message.split(":", 1)[0]
+        failure = Failure(head if head in Condition.__members__ else SparkLockError.code)
+    error = error_class(failure.condition).rebuilt(message, failure.parameters)
+    if type(error) is SparkLockError:
+        error.code = failure.condition  # a condition with no class of its own
+    return error
 
 
 class ConfigError(SparkLockError, ValueError):
@@ -31,12 +119,26 @@ class ConfigError(SparkLockError, ValueError):
 
     code = "INVALID_CONFIG"
 
-    def __init__(self, key: str, value: object, accepted: str, *, checked: bool = False) -> None:
-        """``checked``: the caller already made ``value`` safe to show (no redaction)."""
+    def __init__(
+        self, key: str, value: object, accepted: str, *, checked: bool = False, hint: str = ""
+    ) -> None:
+        """``checked``: the caller already made ``value`` safe to show (no redaction);
+        ``hint``: said before the accepted values (e.g. the key that was probably meant)."""
         self.key = key
         self.value = value if checked else shown_value(key, value)
         self.accepted = accepted
-        super().__init__(f"{self.code}: {key}={self.value!r} is not valid; accepted: {accepted}")
+        self.hint = hint
+        hinted = f" ({hint})" if hint else ""
+        super().__init__(
+            f"{self.code}: {key}={self.value!r} is not valid{hinted}; accepted: {accepted}",
+            {"key": key, "value": str(self.value), "accepted": accepted, "hint": hint},
+        )
+
+    def _restore(self, parameters: Mapping[str, str]) -> None:
+        self.key = parameters.get("key", "")
+        self.value = parameters.get("value", "")
+        self.accepted = parameters.get("accepted", "")
+        self.hint = parameters.get("hint", "")
 
 
 class InvalidObjectError(SparkLockError, ValueError):
@@ -51,7 +153,9 @@ class InvalidObjectError(SparkLockError, ValueError):
 class LockConflictError(SparkLockError):
     """A lock set could not be acquired within its budget.
 
-    ``holders`` is a list of :class:`sparklock.locks.model.LockInfo` of the locks that refused it.
+    ``holders`` lists the locks that refused it (:class:`~sparklock.failures.Holder`:
+    mode, object, query id, user, client, since, query); ``object_name``/``mode`` say which lock
+    was wanted, ``attempts``/``waited_s`` how long it was tried.
     """
 
     code = "LOCK_CONFLICT"
@@ -64,20 +168,41 @@ class LockConflictError(SparkLockError):
         waited_s: float,
         holders: list,
     ) -> None:
+        """``holders``: :class:`~sparklock.locks.model.LockInfo` s or Holders."""
         self.object_name = object_name
         self.mode = mode
         self.attempts = attempts
         self.waited_s = waited_s
-        self.holders = list(holders)
-        if holders:
-            who = "; ".join(h.describe() for h in holders)
-        else:
-            who = "holders already gone"
+        self.holders = [Holder.of(h) for h in holders]
+        who = "; ".join(_describe(h) for h in self.holders) or "holders already gone"
         super().__init__(
             f"{self.code}: could not acquire {mode} lock on {object_name} after "
             f"{attempts} attempt{'s' if attempts != 1 else ''} ({waited_s:.3f} s waited); "
-            f"held by: {who}"
+            f"held by: {who}",
+            {
+                "object": object_name,
+                "mode": mode,
+                "attempts": str(attempts),
+                "waited": f"{waited_s:.3f}",
+                "holders": holders_parameter(self.holders),
+            },
         )
+
+    def _restore(self, parameters: Mapping[str, str]) -> None:
+        self.object_name = parameters.get("object", "")
+        self.mode = parameters.get("mode", "")
+        self.attempts = int(parameters.get("attempts") or 0)
+        self.waited_s = float(parameters.get("waited") or 0.0)
+        self.holders = holders_of(parameters.get("holders"))
+
+
+def _describe(h: Holder) -> str:
+    """A holder in a message: mode, kind, object and who holds it."""
+    query = h.query if len(h.query) <= 120 else h.query[:117] + "..."
+    return (
+        f"{h.mode} {h.lock_type.lower()} lock on {h.object} (query_id={h.query_id or '?'}, "
+        f"user={h.user or '?'}, client={h.client or '?'}, query={query!r})"
+    )
 
 
 class NotLockedError(SparkLockError):
@@ -87,7 +212,12 @@ class NotLockedError(SparkLockError):
 
     def __init__(self, object_name: str, kind: str = "Object") -> None:
         self.object_name = object_name
-        super().__init__(f"{self.code}: {kind} {object_name} is not locked")
+        super().__init__(
+            f"{self.code}: {kind} {object_name} is not locked", {"object": object_name}
+        )
+
+    def _restore(self, parameters: Mapping[str, str]) -> None:
+        self.object_name = parameters.get("object", "")
 
 
 class LocksLostError(SparkLockError):
@@ -134,3 +264,32 @@ class SparkLockSetupError(SparkLockError):
 
     def __init__(self, detail: str) -> None:
         super().__init__(f"{self.code}: {detail}")
+
+
+class LockWaitCancelledError(SparkLockError):
+    """The statement was cancelled (job group or tag cancelled, interrupt, Ctrl-C, a server
+    session closed) while it waited for its locks; it holds none."""
+
+    code = "LOCK_WAIT_CANCELLED"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"{self.code}: {detail}")
+
+
+#: The class each condition raises in user code.
+CLASSES: dict[str, type[SparkLockError]] = {
+    c.code: c
+    for c in (
+        SparkLockError,
+        ConfigError,
+        InvalidObjectError,
+        LockConflictError,
+        NotLockedError,
+        LocksLostError,
+        LockManagerUnavailableError,
+        UnlockError,
+        UnlockNotOwnerError,
+        SparkLockSetupError,
+        LockWaitCancelledError,
+    )
+}

@@ -26,6 +26,7 @@ pytestmark = [
 pytest.importorskip("grpc", reason="the Connect client needs the connect extra (.[connect])")
 pytest.importorskip("pyarrow", reason="the Connect client needs the connect extra (.[connect])")
 
+from pyspark.errors import PySparkException  # noqa: E402
 from pyspark.sql.connect.session import SparkSession as RemoteSession  # noqa: E402
 
 
@@ -69,8 +70,12 @@ def test_two_users_conflict_and_show_locks_names_the_user(server, zk, clean):
         alice.sql("LOCK TABLE t EXCLUSIVE")
         alice.sql("INSERT INTO t VALUES (1)")  # her own lock never blocks her
         bob.conf.set("spark.sparklock.lock.numRetries", "1")
-        with pytest.raises(Exception, match="LOCK_CONFLICT"):
+        with pytest.raises(PySparkException, match="LOCK_CONFLICT") as conflict:
             bob.sql("INSERT INTO t VALUES (2)")
+        # the condition, SQLSTATE and parameters of the server's SparkLockException
+        assert conflict.value.getCondition() == "LOCK_CONFLICT"
+        assert conflict.value.getSqlState() == "55P03"
+        assert '"user":"alice"' in conflict.value.getMessageParameters()["holders"]
         [row] = bob.sql("SHOW LOCKS t EXTENDED").collect()
         assert (row["name"], row["mode"], row["lock_type"], row["user"]) == (
             "default@t",

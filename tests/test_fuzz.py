@@ -188,7 +188,7 @@ def lock_paths(zk: KazooClient, namespace: str) -> list[str]:
 #: a well-formed UNLOCK of an object that holds no lock (Hive's NOT_LOCKED).
 ACCEPTED = re.compile(
     r"^(ParseException|AnalysisException|IllegalArgumentException): "
-    r"|SparkLockException: NOT_LOCKED: \w+ "
+    r"|^NotLockedError: NOT_LOCKED: \w+ "
 )
 
 

@@ -285,8 +285,8 @@ def test_hive_exclusive_refuses_sparklock(
             err = info.value
             assert err.code == "LOCK_CONFLICT"
             assert (err.object_name, err.mode) == ("default@t", "SHARED")
-            assert [(h.name, h.mode, h.data.query_id, h.data.client) for h in err.holders] == [
-                ("default@t", LockMode.EXCLUSIVE, "hive_q_x", hive_client)
+            assert [(h.object, h.mode, h.query_id, h.client) for h in err.holders] == [
+                ("default@t", "EXCLUSIVE", "hive_q_x", hive_client)
             ]
             assert "default@t" in str(err) and "hive_q_x" in str(err) and hive_client in str(err)
             assert tree(kz, root) == hive_tree  # refused: nothing of sparklock's stays behind

@@ -26,7 +26,11 @@ pyspark = pytest.importorskip("pyspark")
 
 from kazoo.client import KazooClient  # noqa: E402
 
-from sparklock.errors import LockManagerUnavailableError, UnlockError  # noqa: E402
+from sparklock.errors import (  # noqa: E402
+    LockManagerUnavailableError,
+    LocksLostError,
+    UnlockError,
+)
 from sparklock.managers import get_manager  # noqa: E402
 from sparklock.rules.facts import Facts, parse_facts  # noqa: E402
 from sparklock.service import LockService, config_of, get_service  # noqa: E402
@@ -267,7 +271,7 @@ def test_session_expiry_fences_the_running_query(spark, ns, zk, zk_server):
     time.sleep(0.5)
     expire_session(zk_server.address, session_id, password)
     t.join(30)
-    assert "LOCKS_LOST" in str(box.get("error")), box
+    assert isinstance(box.get("error"), LocksLostError), box
     assert box["elapsed"] < 9  # cancelled, not run to the end (2 × 5 s of sleeps)
     assert lock_nodes(zk, ns) == {}
     # the next statement reconnects cleanly (a new session) and holds/release normally

@@ -449,6 +449,7 @@ def test_disabled_statements_succeed_without_the_python_side(spark):
 # -- the contract: Java records and Python dataclasses agree (jvm-shim/BRIDGE.md) ----------------
 MESSAGES = {
     "Messages$Done": messages.Done,
+    "Messages$Failure": messages.Failure,
     "Messages$Acquired": messages.Acquired,
     "Messages$ReadEpochs": messages.ReadEpochs,
     "Messages$TableEpochs": messages.TableEpochs,

@@ -95,7 +95,11 @@ def test_two_users_conflict_and_show_locks_names_the_user(server, zk, clean):
         "SET spark.sparklock.lock.numRetries=1; INSERT INTO t VALUES (1)",
     )
     assert r.returncode != 0
-    assert "LOCK_CONFLICT" in r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    # the JDBC driver's SQLException.getSQLState() (beeline prints it as state=), the holder's
+    # user in the message, and no Java stack
+    assert "LOCK_CONFLICT" in out and "(state=55P03," in out, out
+    assert "user=alice" in out and "at io.sparklock" not in out, out
     shown = rows(beeline(server.port, "bob", "SHOW LOCKS t EXTENDED"))
     assert [(x[0], x[1], x[4], x[6], x[7]) for x in shown if len(x) == 13] == [
         ("default@t", "EXCLUSIVE", "EXPLICIT", "127.0.0.1", "alice")

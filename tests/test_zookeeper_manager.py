@@ -98,7 +98,7 @@ def test_grant_matrix(make, first, second, ok, policy):
         with pytest.raises(LockConflictError) as err:
             take(m, T, second, "b", "qb")
         assert f"{second.value} lock on default@t " in str(err.value)
-        assert [h.data.query_id for h in err.value.holders] == ["qa"]
+        assert [h.query_id for h in err.value.holders] == ["qa"]
     held.release()
     assert m.list_locks() == []
 
@@ -113,7 +113,7 @@ def test_hierarchy_partition_writer_blocks_table_writer(make):
     ]
     with pytest.raises(LockConflictError, match="EXCLUSIVE lock on default@t ") as err:
         take(m, T, X, "d", "qdrop")
-    assert [(h.name, h.mode) for h in err.value.holders] == [("default@t", S)]
+    assert [(h.object, h.mode) for h in err.value.holders] == [("default@t", S.value)]
     take(m, T, S, "r", "qr").release()  # a table reader is fine
     take(m, P2, X, "w2", "qw2").release()  # so is a writer of another partition
     with pytest.raises(LockConflictError, match="on default@t@p=1 "):

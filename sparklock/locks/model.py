@@ -289,7 +289,8 @@ class LockInfo:
         query = d.query_string if len(d.query_string) <= 120 else d.query_string[:117] + "..."
         return (
             f"{self.mode.value} {d.lock_type.value.lower()} lock on {self.name} "
-            f"(query_id={d.query_id or '?'}, client={d.client or '?'}, query={query!r})"
+            f"(query_id={d.query_id or '?'}, user={d.user or '?'}, client={d.client or '?'}, "
+            f"query={query!r})"
         )
 
 
@@ -360,6 +361,9 @@ class LockSettings:
     retry_interval: float = 1.0
     wait_policy: WaitPolicy = WaitPolicy.QUEUE
     unlock_num_retries: int = 10
+    #: a statement that has waited this long logs a WARN line naming the holders, and again
+    #: after each further such period (0: never)
+    wait_warn_interval: float = 10.0
 
     @property
     def budget(self) -> float:

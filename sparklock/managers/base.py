@@ -16,7 +16,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 
-from ..errors import LockConflictError, SparkLockError
+from ..errors import LockConflictError, LockWaitCancelledError, SparkLockError
 from ..locks.model import (  # noqa: F401  (LockMode re-exported for managers)
     MAX_QUERY_LENGTH,
     LockData,
@@ -36,13 +36,11 @@ from .wait_log import WaitReporter
 log = logging.getLogger("sparklock")
 
 
-class AcquisitionCancelled(SparkLockError):
+class AcquisitionCancelled(LockWaitCancelledError):
     """The statement was cancelled while it waited for its locks; nothing is held."""
 
-    code = "LOCK_WAIT_CANCELLED"
-
     def __init__(self, object_name: str) -> None:
-        super().__init__(f"{self.code}: cancelled while waiting for a lock on {object_name}")
+        super().__init__(f"cancelled while waiting for a lock on {object_name}")
 
 
 def local_client_address() -> str:
@@ -186,6 +184,12 @@ class LockManager(ABC):
         waiter: WaitReporter,
     ) -> HeldLocks:
         """Fair acquisition: keep the place in line; raise LockConflictError at the deadline."""
+
+    def check_reachable(self) -> None:
+        """Connect now (a session's start checks it): LockManagerUnavailableError naming the
+        address and the cause when the lock service cannot be reached. In-process managers
+        are always reachable."""
+        return None
 
     @abstractmethod
     def release(self, held: HeldLocks) -> None:

@@ -208,7 +208,8 @@ class EmbeddedLockManager(LockManager):
                         self._remove(taken)
                         raise AcquisitionCancelled(req.name)
                     waiter.waiting(refusal)
-                    self._cond.wait(min(remaining, _CANCEL_CHECK) if cancel else remaining)
+                    slice_s = min(remaining, _CANCEL_CHECK) if cancel else remaining
+                    self._cond.wait(min(slice_s, max(waiter.until_warning(), 0.01)))
             return self._held(taken, data, owner)
 
     # -- the rest of the API ------------------------------------------------------------------

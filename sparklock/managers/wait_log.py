@@ -1,5 +1,9 @@
-"""What a waiting statement tells the log: once when it starts waiting, then every few seconds,
-and once granted after waiting. Both wait policies of every manager report through it."""
+"""What a waiting statement tells the log: at INFO once when it starts waiting, then every few
+seconds, and once granted after waiting; at WARN once it has waited
+``spark.sparklock.lock.waitWarnInterval`` and after each further such period, naming whom it
+waits for (a server's operator sees who blocks whom without asking). Both wait policies of every
+manager report through it; a manager that sleeps on a condition wakes up for the next WARN line
+(:meth:`WaitReporter.until_warning`)."""
 
 from __future__ import annotations
 
@@ -27,18 +31,43 @@ class WaitReporter:
         self.start = time.monotonic()
         self.last_log = 0.0
         self.waited = False
+        self.next_warning = settings.wait_warn_interval  # seconds into the wait
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
 
+    def until_warning(self) -> float:
+        """Seconds until the next WARN line is due (inf when they are off)."""
+        if self.settings.wait_warn_interval <= 0:
+            return float("inf")
+        return max(0.0, self.next_warning - self.elapsed())
+
     def waiting(self, refusal: Refusal, attempt: int | None = None) -> None:
         now = time.monotonic()
-        if self.waited and now - self.last_log < WAIT_LOG_INTERVAL:
+        warn = 0 < self.settings.wait_warn_interval <= now - self.start
+        warn = warn and now - self.start >= self.next_warning
+        if self.waited and now - self.last_log < WAIT_LOG_INTERVAL and not warn:
             return
         self.waited = True
         self.last_log = now
         holders = "; ".join(h.describe() for h in refusal.holders) or "unknown holder"
         where = f"attempt {attempt}/{self.settings.num_retries}" if attempt else "queued"
+        if warn:
+            interval = self.settings.wait_warn_interval
+            while self.next_warning <= now - self.start:
+                self.next_warning += interval
+            log.warning(
+                "sparklock: query %s has waited %.1f s for %s lock on %s (%s, %.1f s budget); "
+                "waits for %s",
+                self.query_id,
+                now - self.start,
+                refusal.request.mode.value,
+                refusal.request.name,
+                where,
+                self.settings.budget,
+                holders,
+            )
+            return
         log.info(
             "sparklock: query %s waits for %s lock on %s (%s, %.1f s of %.1f s budget); held by %s",
             self.query_id,

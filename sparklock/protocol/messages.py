@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..failures import Condition, Failure, Holder  # noqa: F401 - the bridge's failure types
 from ..locks.model import LockInfo
 from ..locks.objects import LockObject
 from ..locks.waiting import BLOCKER_SEPARATOR, acquired_at, wait_since
@@ -40,10 +41,11 @@ def to_json(message: Any) -> str:
 @dataclass(frozen=True)
 class Done:
     """``release``'s answer, and any refusal: ``ok`` false with the error text (starting with its
-    code), which the JVM throws verbatim."""
+    code), which the JVM throws verbatim, and its ``failure`` (condition and parameters)."""
 
     ok: bool = True
     error: str | None = None
+    failure: Failure | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class Acquired:
 
     ok: bool = True
     error: str | None = None
+    failure: Failure | None = None
     handle: str = ""
     refresh_listing: bool = True
     lock_count: int | None = None
@@ -94,13 +97,14 @@ class Rows:
 
     ok: bool = True
     error: str | None = None
+    failure: Failure | None = None
     columns: list[str] = field(default_factory=list)
     rows: list[list[str | None]] = field(default_factory=list)
 
 
-def refused(error: str) -> Done:
+def refused(error: str, failure: Failure) -> Done:
     """The answer of a call that failed (any method)."""
-    return Done(ok=False, error=error)
+    return Done(ok=False, error=error, failure=failure)
 
 
 # -- the lock-statement request (JVM → Python) ----------------------------------------------------

@@ -43,7 +43,9 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
       metric source with the driver's metrics system (docs/operations.md, "Metrics and events");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
-      service attached to its JVM (:func:`attach`).
+      service attached to its JVM (:func:`attach`), its ``spark.sparklock.*`` values checked and
+      its lock manager reached (:mod:`sparklock.spark.startup`: ``ConfigError`` /
+      ``LockManagerUnavailableError`` from ``getOrCreate()``, the session left running).
 
     Lock settings are ordinary ``spark.sparklock.*`` keys on the builder (``.config(...)``, see
     docs/configuration.md). Calling it twice is harmless. ``remote("local[...]")`` works
@@ -52,7 +54,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
     """
     from .. import shim
-    from . import driver_classpath
+    from . import driver_classpath, startup
 
     options = getattr(builder, "_options", None)
     if options is None:
@@ -94,6 +96,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
             _attach_in_process_connect()
         else:
             attach(session)
+            startup.check(session)  # ConfigError / LockManagerUnavailableError now, not later
         return session
 
     getOrCreate._sparklock_wrapped = True  # type: ignore[attr-defined]
@@ -107,6 +110,7 @@ def _attach_in_process_connect() -> None:
     this process; attach the lock service to it and mark it as serving Connect sessions."""
     from pyspark.sql.session import SparkSession as ClassicSession
 
+    from . import startup
     from .connect import serve_connect
 
     classic = ClassicSession._instantiatedSession
@@ -114,6 +118,7 @@ def _attach_in_process_connect() -> None:
         raise SparkLockSetupError("remote('local[...]') started no Spark driver in this process")
     attach(classic)
     serve_connect(classic)
+    startup.check(classic)  # ConfigError / LockManagerUnavailableError now, not later
 
 
 def _ensure_loadable(jar: str) -> None:
@@ -164,7 +169,7 @@ def attach(spark: Any):
     from pyspark.java_gateway import ensure_callback_server_started
 
     from .. import shim
-    from . import telemetry_sink
+    from . import exceptions, telemetry_sink
     from .callback import PyLockCallback
 
     gateway = spark.sparkContext._gateway
@@ -189,6 +194,7 @@ def attach(spark: Any):
             bridge.setCallback(callback)
             _callbacks[id(gateway)] = callback
         telemetry_sink.install(spark)  # the metric source, also where spark.plugins was replaced
+        exceptions.install()  # sparklock's JVM errors raise sparklock's Python classes
         return callback
 
 

@@ -2,9 +2,10 @@
 
 Every method takes and returns JSON text (jvm-shim/BRIDGE.md), its answer one of the typed
 :mod:`sparklock.protocol.messages`, and never raises into the JVM: a
-:class:`~sparklock.errors.SparkLockError` becomes ``{"ok": false, "error": str(e)}`` (the JVM
-throws it verbatim, so the text starts with its code), anything else becomes ``ok: false`` with
-a ``LOCK_SERVICE_ERROR`` text and is logged with its traceback.
+:class:`~sparklock.errors.SparkLockError` becomes ``{"ok": false, "error": str(e), "failure":
+{"condition": ..., "parameters": {...}}}`` (the JVM throws it as a ``SparkThrowable`` of that
+condition), anything else becomes ``ok: false`` with ``LOCK_SERVICE_ERROR`` and is logged with its
+traceback.
 
 It also connects Spark's cancellation to the lock service (see :func:`install_cancel_hooks` and
 :func:`fence_jobs`): a statement still *waiting* for its locks has no Spark job yet, so Spark's own
@@ -20,8 +21,8 @@ import logging
 import threading
 from collections.abc import Iterator
 
-from ..errors import LocksLostError, SparkLockError
-from ..protocol.messages import Acquired, CommandRequest, Done, Rows, refused, to_json
+from ..errors import LocksLostError, LockWaitCancelledError, SparkLockError
+from ..protocol.messages import Acquired, CommandRequest, Done, Failure, Rows, refused, to_json
 from ..rules.facts import Facts, parse_facts
 
 log = logging.getLogger("sparklock")
@@ -109,7 +110,7 @@ class PyLockCallback:
             return to_json(run())
         except SparkLockError as e:
             log.debug("sparklock: %s refused: %s", method, e)
-            return to_json(refused(str(e)))
+            return to_json(refused(str(e), e.failure()))
         except BaseException as e:  # noqa: BLE001 - never let an exception cross into the JVM
             if isinstance(e, (SystemExit, GeneratorExit)):
                 raise
@@ -119,19 +120,13 @@ class PyLockCallback:
                 # SIGINT handler (cancelAllJobs, then KeyboardInterrupt) fires in here: the
                 # manager has dropped the place in line; the statement fails with this text.
                 log.warning("sparklock: %s interrupted (KeyboardInterrupt)", method)
-                return to_json(
-                    refused(
-                        f"LOCK_WAIT_CANCELLED: interrupted (KeyboardInterrupt) in "
-                        f"{method}; the statement holds no locks"
-                    )
+                cancelled = LockWaitCancelledError(
+                    f"interrupted (KeyboardInterrupt) in {method}; the statement holds no locks"
                 )
+                return to_json(refused(str(cancelled), cancelled.failure()))
             log.exception("sparklock: the lock service failed in %s", method)
-            return to_json(
-                refused(
-                    f"LOCK_SERVICE_ERROR: the Python lock service failed in {method}: "
-                    f"{type(e).__name__}: {e}"
-                )
-            )
+            text = f"the Python lock service failed in {method}: {type(e).__name__}: {e}"
+            return to_json(refused(f"LOCK_SERVICE_ERROR: {text}", Failure("LOCK_SERVICE_ERROR")))
 
     def _record(self, facts: Facts) -> None:
         if self._recorders:

@@ -21,7 +21,11 @@ ROOT = Path(__file__).resolve().parents[2] / "sparklock"
 #: import its own layer's modules and those below, never one above. ``""`` is the package itself
 #: (``sparklock/__init__.py``, the public API).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "values"),  # what every layer speaks: errors, Spark-style values
+    (
+        "errors",
+        "failures",
+        "values",
+    ),  # what every layer speaks: errors, conditions, values
     ("locks", "telemetry"),  # the lock vocabulary; events only Python sees
     ("managers",),  # the port, the registry, the backends
     ("config", "config_keys"),  # spark.sparklock.*: generic keys plus each backend's section

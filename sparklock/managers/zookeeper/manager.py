@@ -121,6 +121,10 @@ class ZooKeeperLockManager(LockManager):
     def shared_client(self) -> session.SharedZooKeeperClient:
         return self._shared
 
+    def check_reachable(self) -> None:
+        """The process's client for the quorum, connected (the first connection's diagnosis)."""
+        self._shared.ensure_started()
+
     @property
     def session_id(self) -> int | None:
         return self._shared.session_id

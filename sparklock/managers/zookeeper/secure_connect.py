@@ -33,6 +33,16 @@ from .security import (
 #: How often the first connection is checked for success or a diagnosed failure.
 POLL = 0.02
 
+#: How long every server of the quorum must have refused connections (nothing listens on the
+#: port) before the first connection gives up: long enough to ride out a server's restart,
+#: short enough that a wrong address fails at once instead of after the connection timeout.
+REFUSED_GRACE = 1.0
+
+# kazoo logs every dropped connection at WARNING ("Connection dropped: ..."); with no handler
+# configured anywhere, Python's last-resort handler would print each one on stderr. A library's
+# loggers get a NullHandler: the lines reach the user's handlers when logging is configured.
+logging.getLogger("kazoo").addHandler(logging.NullHandler())
+
 
 class ConnectionWatch(logging.LoggerAdapter):
     """kazoo's logger for one client: passes everything on to ``kazoo.client`` with the
@@ -46,6 +56,8 @@ class ConnectionWatch(logging.LoggerAdapter):
         self._secrets = tuple(s for s in secrets if s)
         self.tls_failures: dict[str, str] = {}  # host:port -> the TLS error
         self.dropped = ""  # the last dropped connection, whatever the cause
+        self.refused: dict[str, str] = {}  # host:port -> the OS error (nothing listens there)
+        self._first_refusal: float | None = None
         self.auth_failed = False
         self.fatal = threading.Event()
         self._host = ""
@@ -75,6 +87,10 @@ class ConnectionWatch(logging.LoggerAdapter):
             self._host = f"{args[0]}:{args[2]}"
         elif msg.startswith("Connection dropped") and args:
             self.dropped = str(args[0])
+            if "refused" in self.dropped.lower():
+                self.refused[self._host] = self.dropped
+                if self._first_refusal is None:
+                    self._first_refusal = time.monotonic()
             if "SSL" in self.dropped or "certificate" in self.dropped.lower():
                 self.tls_failures[self._host] = self.dropped
                 if len(self.tls_failures) >= self.hosts:
@@ -82,6 +98,15 @@ class ConnectionWatch(logging.LoggerAdapter):
         elif msg.startswith("AUTH_FAILED"):
             self.auth_failed = True
             self.fatal.set()
+
+    def refused_everywhere(self, grace: float) -> bool:
+        """Whether every server of the quorum has refused connections for ``grace`` seconds."""
+        first = self._first_refusal
+        return (
+            first is not None
+            and len(self.refused) >= self.hosts
+            and time.monotonic() - first >= grace
+        )
 
 
 def new_client(
@@ -114,6 +139,8 @@ def start(
     deadline = time.monotonic() + timeout
     client.start_async()
     while time.monotonic() < deadline and not watch.fatal.is_set():
+        if watch.refused_everywhere(REFUSED_GRACE):
+            break
         if client.connected:
             try:
                 client.exists_async("/").get(timeout=max(0.01, deadline - time.monotonic()))
@@ -170,9 +197,17 @@ def diagnose(
             f"TLS connection to ZooKeeper {quorum} failed on every server: {hint} "
             f"(last error: {error})"
         )
+    if watch.refused and len(watch.refused) >= watch.hosts:
+        errors = "; ".join(f"{host}: {error}" for host, error in sorted(watch.refused.items()))
+        return (
+            f"cannot connect to ZooKeeper quorum {quorum}: every server refused the connection "
+            f"({errors}); is ZooKeeper running there, and is spark.sparklock.zookeeper.quorum "
+            f"right?"
+        )
     detail = f" (last error: {watch.dropped})" if watch.dropped else ""
     hint = ""
-    if not tls.enabled and watch.dropped:
+    if not tls.enabled and watch.dropped and not watch.refused:
+        # a plain connection the server closed: a TLS-only port does that
         hint = f"; if the servers accept only TLS, set {SSL_ENABLED}=true"
     return f"cannot connect to ZooKeeper quorum {quorum} within {timeout:g} s{detail}{hint}"
 

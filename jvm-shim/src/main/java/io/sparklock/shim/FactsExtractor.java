@@ -49,7 +49,8 @@ public final class FactsExtractor {
     try {
       return JSON.writeValueAsString(facts);
     } catch (JsonProcessingException e) {
-      throw new SparkLockException("LOCK_FACTS_FAILED: cannot write the facts as JSON: " + e, e);
+      throw new SparkLockException(ErrorCondition.LOCK_FACTS_FAILED,
+          "cannot write the facts as JSON: " + e, e);
     }
   }
 
@@ -69,8 +70,8 @@ public final class FactsExtractor {
       throw e;
     } catch (RuntimeException e) {
       // Fail closed: a statement whose objects are unknown must not run unlocked.
-      throw new SparkLockException(
-          "LOCK_FACTS_FAILED: sparklock could not work out which tables the statement uses ("
+      throw new SparkLockException(ErrorCondition.LOCK_FACTS_FAILED,
+          "sparklock could not work out which tables the statement uses ("
               + (analyzed == null ? "no plan" : analyzed.nodeName()) + "): " + e,
           e);
     }

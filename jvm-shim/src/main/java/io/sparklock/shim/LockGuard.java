@@ -234,8 +234,7 @@ public final class LockGuard {
   }
 
   private static boolean isLocksLost(SparkLockException e) {
-    String m = e.getMessage();
-    return m != null && m.startsWith("LOCKS_LOST");
+    return e.condition() == ErrorCondition.LOCKS_LOST;
   }
 
   /** RDD paths: acquire now, release when the execution ends (or at once without one). */
@@ -375,8 +374,8 @@ public final class LockGuard {
           if (cause instanceof Error) {
             throw (Error) cause;
           }
-          throw new SparkLockException("UNLOCK_FAILED: releasing " + handle + " failed: " + cause,
-              cause);
+          throw new SparkLockException(ErrorCondition.UNLOCK_FAILED,
+              "releasing " + handle + " failed: " + cause, cause);
         }
       }
     } finally {
@@ -447,7 +446,7 @@ public final class LockGuard {
   private static void acquire(SparkContext sc, SparkLockExec node, Held held, Facts facts) {
     if (facts.namesNothing()) {
       if (SparkLockBridge.callback() == null) {
-        throw new SparkLockException(SparkLockBridge.NOT_ATTACHED);
+        throw SparkLockBridge.notAttached();
       }
       held.handle = "";
       return;

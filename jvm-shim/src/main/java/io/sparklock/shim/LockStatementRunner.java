@@ -102,7 +102,7 @@ final class LockStatementRunner {
       return SparkLockBridge.callCommand(request);
     } catch (RuntimeException e) {
       if (disabledWithoutPython(session, e)) {
-        return new Messages.Rows(true, null, List.of(), List.of());
+        return new Messages.Rows(true, null, null, List.of(), List.of());
       }
       throw e;
     }
@@ -133,8 +133,8 @@ final class LockStatementRunner {
    * Python lock service is attached: they then answer like a disabled service (no rows, no-op).
    */
   private static boolean disabledWithoutPython(SparkSession session, Exception e) {
-    return !isEnabled(session)
-        && String.valueOf(e.getMessage()).startsWith("SPARKLOCK_NOT_ATTACHED");
+    return !isEnabled(session) && e instanceof SparkLockException failure
+        && failure.condition() == ErrorCondition.SPARKLOCK_NOT_ATTACHED;
   }
 
   private static boolean isEnabled(SparkSession session) {

@@ -20,15 +20,26 @@ public final class Messages {
   static final ObjectMapper JSON =
       new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
-  /** What every answer has: {@code ok}, and the error text (starting with its code) when not. */
+  /**
+   * What every answer has: {@code ok}, and when not the error text (starting with its code) and
+   * its {@link Failure}.
+   */
   public interface Answer {
     boolean ok();
 
     String error();
+
+    Failure failure();
   }
 
+  /**
+   * A refusal's condition ({@link ErrorCondition}'s name) and message parameters, which
+   * {@link SparkLockException} reports as a {@code SparkThrowable}'s.
+   */
+  public record Failure(String condition, Map<String, String> parameters) {}
+
   /** {@code release}'s answer (and any refusal). */
-  public record Done(boolean ok, String error) implements Answer {}
+  public record Done(boolean ok, String error, Failure failure) implements Answer {}
 
   /**
    * {@code acquire}'s answer: the handle to release ("" when nothing was locked), whether to
@@ -38,8 +49,9 @@ public final class Messages {
    * 0 locks, and the JVM's own measure of the call), and the write epochs of the tables read
    * ({@link ReadEpochs}; absent: re-list them all).
    */
-  public record Acquired(boolean ok, String error, String handle, Boolean refreshListing,
-      Integer lockCount, Long waitedNs, ReadEpochs readEpochs) implements Answer {
+  public record Acquired(boolean ok, String error, Failure failure, String handle,
+      Boolean refreshListing, Integer lockCount, Long waitedNs, ReadEpochs readEpochs)
+      implements Answer {
     @Override
     public Boolean refreshListing() {
       return refreshListing == null || refreshListing;
@@ -66,8 +78,8 @@ public final class Messages {
    * {@code command}'s and {@code explain}'s answer: rows of strings, in {@code columns} order
    * (empty {@code columns}: in the order the statement shows them).
    */
-  public record Rows(boolean ok, String error, List<String> columns, List<List<String>> rows)
-      implements Answer {}
+  public record Rows(boolean ok, String error, Failure failure, List<String> columns,
+      List<List<String>> rows) implements Answer {}
 
   /** What a lock statement names: a database ({@code table} null) or a table/partition. */
   @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -116,7 +128,8 @@ public final class Messages {
     try {
       return JSON.writeValueAsString(value);
     } catch (JsonProcessingException e) {
-      throw new SparkLockException("LOCK_SERVICE_PROTOCOL: cannot write " + value + ": " + e, e);
+      throw new SparkLockException(ErrorCondition.LOCK_SERVICE_PROTOCOL,
+          "cannot write " + value + ": " + e, e);
     }
   }
 

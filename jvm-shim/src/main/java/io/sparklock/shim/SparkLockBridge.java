@@ -15,7 +15,8 @@ import scala.collection.Iterator;
  *
  * <p>Every call to Python goes through {@link #call}: a missing callback while locking is enabled
  * fails closed with {@code SPARKLOCK_NOT_ATTACHED}, an answer with {@code "ok": false} becomes a
- * {@link SparkLockException} whose message is the Python error text verbatim.
+ * {@link SparkLockException} whose message is the Python error text verbatim and whose condition
+ * and parameters are the answer's {@link Messages.Failure}.
  */
 public final class SparkLockBridge {
   public static final String CONF_PREFIX = "spark.sparklock.";
@@ -23,8 +24,9 @@ public final class SparkLockBridge {
   /** Where the session's Hive catalog is: the metastore manager's default URIs. */
   public static final String METASTORE_URIS_KEY = "hive.metastore.uris";
 
+  /** Why a statement fails when locking is on and no Python lock service is attached. */
   public static final String NOT_ATTACHED =
-      "SPARKLOCK_NOT_ATTACHED: the sparklock Spark extension is active "
+      "the sparklock Spark extension is active "
           + "(spark.sql.extensions=io.sparklock.shim.SparkLockExtensions) but no Python lock "
           + "service is attached to this JVM, so the statement was not run; create the session "
           + "with sparklock.configure(SparkSession.builder...).getOrCreate() (or call "
@@ -32,6 +34,11 @@ public final class SparkLockBridge {
           + "without locks";
 
   private static final AtomicReference<LockCallback> CALLBACK = new AtomicReference<>();
+
+  /** The failure of a statement run with locking on and no Python lock service attached. */
+  static SparkLockException notAttached() {
+    return new SparkLockException(ErrorCondition.SPARKLOCK_NOT_ATTACHED, NOT_ATTACHED);
+  }
 
   /**
    * Tests and benchmarks: what the re-listing after grants did so far in this JVM,
@@ -181,7 +188,7 @@ public final class SparkLockBridge {
   static <T extends Messages.Answer> T call(String method, String argument, Class<T> type) {
     LockCallback cb = CALLBACK.get();
     if (cb == null) {
-      throw new SparkLockException(NOT_ATTACHED);
+      throw notAttached();
     }
     String answer;
     long start = System.nanoTime();
@@ -207,10 +214,8 @@ public final class SparkLockBridge {
       throw e;
     } catch (RuntimeException e) {
       // py4j failures (the Python process or its callback server is gone).
-      throw new SparkLockException(
-          "LOCK_SERVICE_UNREACHABLE: calling the Python lock service (" + method + ") failed: "
-              + e,
-          e);
+      throw new SparkLockException(ErrorCondition.LOCK_SERVICE_UNREACHABLE,
+          "calling the Python lock service (" + method + ") failed: " + e, e);
     }
     lastCallNanos = System.nanoTime() - start;
     if ("acquire".equals(method)) {
@@ -223,16 +228,16 @@ public final class SparkLockBridge {
       parsed = null;
     }
     if (parsed == null) {
-      throw new SparkLockException(
-          "LOCK_SERVICE_PROTOCOL: the Python lock service answered " + method
+      throw new SparkLockException(ErrorCondition.LOCK_SERVICE_PROTOCOL,
+          "the Python lock service answered " + method
               + " with something that is not a JSON object: " + Messages.abbreviate(answer));
     }
     if (!parsed.ok()) {
-      throw new SparkLockException(
-          parsed.error() != null
-              ? parsed.error()
-              : "LOCK_SERVICE_PROTOCOL: " + method + " failed without an error text: "
-                  + Messages.abbreviate(answer));
+      if (parsed.error() == null) {
+        throw new SparkLockException(ErrorCondition.LOCK_SERVICE_PROTOCOL,
+            method + " failed without an error text: " + Messages.abbreviate(answer));
+      }
+      throw new SparkLockException(parsed.error(), parsed.failure());
     }
     return parsed;
   }
