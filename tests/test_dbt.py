@@ -10,7 +10,10 @@ and data tests.
    with ``LOCK_CONFLICT`` in its output (within the wait set by the profile's
    ``set:hiveconf:spark.sparklock.lock.*`` parameters), the table keeps its rows, the downstream
    model is skipped and the others succeed; after ``UNLOCK`` a rerun passes.
-3. The same keys reach a JDBC session from the URL (``;?k=v``, ``#k=v``) and beeline's
+3. The hook pattern: a model whose pre-hook ran ``LOCK TABLE`` and that then fails never runs
+   its ``UNLOCK`` post-hook; the lock outlives dbt's session under ``explicit.onSessionClose=keep``
+   (Hive's behaviour) and goes with it under ``release``.
+4. The same keys reach a JDBC session from the URL (``;?k=v``, ``#k=v``) and beeline's
    ``--hiveconf`` (the other forms the Servers page documents).
 
 dbt lives in a venv of its own (``tests/support/dbt_env.py``: its pins clash with the Connect
@@ -31,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.dbt_env import dbt_executable
-from tests.support.servers import BEELINE, ServerProcess, rows
+from tests.support.servers import BEELINE, ServerProcess, rows, wait_until
 from tests.support.zookeeper import CLASSPATH
 
 PROJECT = Path(__file__).with_name("dbt_project")
@@ -61,7 +64,7 @@ def project(tmp_path_factory) -> Path:
     return root
 
 
-def dbt(project: Path, port: int, *args: str, retries: int | None = None):
+def dbt(project: Path, port: int, *args: str, retries: int | None = None, on_close: str = "keep"):
     """``dbt ARGS`` in the project; (exit code, output, {model or test name: status})."""
     env = {
         **os.environ,
@@ -69,6 +72,7 @@ def dbt(project: Path, port: int, *args: str, retries: int | None = None):
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
         "DBT_VERSION_CHECK": "false",
         "NO_COLOR": "1",
+        "SPARKLOCK_DBT_ON_CLOSE": on_close,
     }
     if retries is not None:
         env["SPARKLOCK_DBT_RETRIES"] = str(retries)
@@ -103,7 +107,7 @@ def test_seed_run_run_test(server, project):
     for _ in (1, 2):
         rc, out, ran = dbt(project, server.port, "run")
         assert rc == 0, out
-        assert set(ran.values()) == {"success"} and len(ran) == 4, ran
+        assert set(ran.values()) == {"success"} and len(ran) == 5, ran
     rc, out, tested = dbt(project, server.port, "test")
     assert rc == 0 and len(tested) == 5 and set(tested.values()) == {"pass"}, out
     conn = connect(server.port, "checker")
@@ -132,6 +136,7 @@ def test_conflict_fails_the_model_keeps_the_table_skips_downstream(server, proje
         assert ran == {
             "people_appended": "success",
             "people_by_region": "success",
+            "people_hooked": "success",
             "people_table": "error",
             "region_counts": "skipped",
         }, out
@@ -143,7 +148,35 @@ def test_conflict_fails_the_model_keeps_the_table_skips_downstream(server, proje
     finally:
         holder.close()
     rc, out, ran = dbt(project, server.port, "run", retries=3)
-    assert rc == 0 and set(ran.values()) == {"success"} and len(ran) == 4, out
+    assert rc == 0 and set(ran.values()) == {"success"} and len(ran) == 5, out
+
+
+def seed_locks(conn) -> list[tuple]:
+    cursor = conn.cursor()
+    cursor.execute(f"SHOW LOCKS {SCHEMA}.people")
+    return cursor.fetchall()
+
+
+@pytest.mark.parametrize("on_close", ["keep", "release"])
+def test_failed_model_keeps_its_hook_lock_unless_release(server, project, on_close):
+    conn = connect(server.port, "checker")
+    try:
+        cursor = conn.cursor()
+        cursor.execute(f"SHOW TABLES IN {SCHEMA} LIKE 'people'")
+        if not cursor.fetchall():  # this test alone: seed first
+            assert dbt(project, server.port, "seed")[0] == 0
+        failing = ("--select", "people_hooked", "--vars", "{fail_hooked: true}")
+        rc, out, ran = dbt(project, server.port, "run", *failing, on_close=on_close)
+        assert rc == 1 and ran == {"people_hooked": "error"}, out
+        if on_close == "release":  # released when dbt's session closed
+            wait_until(lambda: seed_locks(conn) == [], timeout=30)
+        else:  # still held after dbt exited: someone has to UNLOCK
+            held = seed_locks(conn)
+            assert len(held) == 1 and "SHARED" in held[0], held
+            cursor.execute(f"UNLOCK TABLE {SCHEMA}.people")
+            assert seed_locks(conn) == []
+    finally:
+        conn.close()
 
 
 @pytest.mark.parametrize(
@@ -171,3 +204,22 @@ def test_jdbc_url_and_beeline_set_sparklock_keys(server, url_tail, extra):
     assert ["spark.sparklock.lock.numRetries", "7"] in rows(proc), proc.stdout
     if "retryInterval" in url_tail:
         assert ["spark.sparklock.lock.retryInterval", "300ms"] in rows(proc), proc.stdout
+
+
+def test_pyhive_configuration_needs_the_hiveconf_prefix(server):
+    """What dbt's ``server_side_parameters`` become: PyHive's session ``configuration``. Only the
+    ``set:hiveconf:`` keys reach the Spark session (as on Spark's own Thrift server)."""
+    hive = pytest.importorskip("pyhive.hive", reason="PyHive comes with the dev extra (.[dev])")
+    conf = {
+        "set:hiveconf:spark.sparklock.lock.numRetries": "7",
+        "spark.sparklock.lock.retryInterval": "300ms",  # bare: not applied
+    }
+    conn = hive.connect(host="127.0.0.1", port=server.port, username="py", configuration=conf)
+    try:
+        cursor = conn.cursor()
+        cursor.execute("SET spark.sparklock.lock.numRetries")
+        assert cursor.fetchall() == [("spark.sparklock.lock.numRetries", "7")]
+        cursor.execute("SET spark.sparklock.lock.retryInterval")
+        assert cursor.fetchall() != [("spark.sparklock.lock.retryInterval", "300ms")]
+    finally:
+        conn.close()
