@@ -3,8 +3,8 @@ runs the statements whose locks need shim classes nobody loaded yet (CTAS, a pat
 partitioned CREATE TABLE). A HiveServer2 session's close closes the class loader holding the
 ``spark.jars`` entries, so the shim must be on the driver's own class path.
 
-Real clients: PyHive for the Thrift server (with and without Hive support), the pyspark Connect
-client for the Connect server."""
+Real clients: PyHive and the JDBC driver from the pyspark jars (beeline) for the Thrift server,
+the pyspark Connect client for the Connect server; each server with and without Hive support."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from tests.support.servers import ServerProcess
+from tests.support.servers import ServerProcess, beeline
 from tests.support.spark_versions import needs_spark
 
 pytestmark = pytest.mark.spark  # a Spark driver (the server): runs on every Spark version
@@ -51,9 +51,14 @@ def test_thrift_second_session_after_first_closed(hive, tmp_path):
         assert classpath.split(os.pathsep)[0] == user_classes
         assert classpath.endswith("sparklock-shim.jar"), classpath
         first.close()
+        # JDBC sessions (hive-jdbc from the pyspark jars), each closed as beeline exits
+        assert beeline(srv.port, "jdbc", "SELECT 1").returncode == 0
+        ctas, path_write, *rest = statements(str(tmp_path / "out"))
+        done = beeline(srv.port, "jdbc", f"{ctas}; {path_write}")
+        assert done.returncode == 0, done.stderr[-3000:]
         second = pyhive_connect(srv.port, "second")
         cursor = second.cursor()
-        for sql in statements(str(tmp_path / "out")):
+        for sql in rest:
             cursor.execute(sql)
         cursor.execute("SELECT count(*) FROM ct")
         assert cursor.fetchall() == [(1,)]
@@ -66,15 +71,19 @@ def test_thrift_second_session_after_first_closed(hive, tmp_path):
 
 
 @needs_spark((4, 0), "a Spark Connect server in the pyspark wheel (spark-connect_*.jar)")
-def test_connect_second_session_after_first_closed(tmp_path):
+@pytest.mark.parametrize("hive", [False, True], ids=["in-memory-catalog", "hive"])
+def test_connect_second_session_after_first_closed(hive, tmp_path):
     pytest.importorskip("grpc", reason="the Connect client needs the connect extra (.[connect])")
     from pyspark.sql.connect.session import SparkSession as RemoteSession
 
-    srv = ServerProcess("connect-server", CONF, tmp_path)
+    conf = {**CONF, **({"spark.sql.catalogImplementation": "hive"} if hive else {})}
+    srv = ServerProcess("connect-server", conf, tmp_path)
     try:
         srv.wait_ready()
         first = RemoteSession.builder.remote(f"{srv.url}/;user_id=first").create()
         assert first.sql("SELECT 1 AS one").collect()[0].one == 1
+        catalog = first.conf.get("spark.sql.catalogImplementation")
+        assert catalog == ("hive" if hive else "in-memory")
         first.stop()
         second = RemoteSession.builder.remote(f"{srv.url}/;user_id=second").create()
         for sql in statements(str(tmp_path / "out")):

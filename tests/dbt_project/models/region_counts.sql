@@ -1,0 +1,3 @@
+{{ config(materialized='table') }}
+-- Downstream of people_table: skipped when people_table fails.
+select region, count(*) as n from {{ ref('people_table') }} group by region
