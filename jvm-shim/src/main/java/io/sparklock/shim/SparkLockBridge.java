@@ -31,43 +31,7 @@ public final class SparkLockBridge {
 
   private static final AtomicReference<LockCallback> CALLBACK = new AtomicReference<>();
 
-  /**
-   * Tests and benchmarks: what the re-listing after grants did so far in this JVM,
-   * {@code whole=N paths=N fresh=N micros=N} (indexes refreshed whole, partition directories
-   * listed, listings found fresh and not listed, time spent on it).
-   */
-  public static String listingStats() {
-    return FileListings.stats();
-  }
-
-  /**
-   * Tests and benchmarks: where locked statements spent their JVM-side time so far in this JVM,
-   * {@code acquires=N facts=µs catalog=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
-   * (sums; see {@link StatementTimings}).
-   */
-  public static String timingStats() {
-    return StatementTimings.stats();
-  }
-
-  /** Debug/testing aid: the last facts JSON this JVM sent to acquire (null before the first). */
-  private static volatile String lastFacts;
-
-  /** Duration of the last JVM→Python call (ns), for measuring the bridge's cost. */
-  private static volatile long lastCallNanos;
-
-  private static volatile long lastAcquireNanos;
-
   private SparkLockBridge() {}
-
-  /** How long the last call into Python took, in nanoseconds (round trip, JSON included). */
-  public static long lastCallNanos() {
-    return lastCallNanos;
-  }
-
-  /** How long the last acquire call into Python took, in nanoseconds. */
-  public static long lastAcquireNanos() {
-    return lastAcquireNanos;
-  }
 
   /** Attach the Python callback (BRIDGE.md: once per JVM; a later call replaces it). */
   public static void setCallback(LockCallback cb) {
@@ -77,11 +41,6 @@ public final class SparkLockBridge {
   /** The attached callback, or null. */
   public static LockCallback callback() {
     return CALLBACK.get();
-  }
-
-  /** The last facts JSON passed to {@code acquire} (for tests and debugging). */
-  public static String lastFacts() {
-    return lastFacts;
   }
 
   /** Whether {@code spark.sparklock.enabled} (session conf, default true) is on. */
@@ -131,25 +90,21 @@ public final class SparkLockBridge {
 
   /** acquire(facts) → the grant (handle "" = nothing locked); throws on ok=false. */
   static Messages.Acquired acquire(String factsJson) {
-    lastFacts = factsJson;
-    StatementTimings.lastAcquireSent = System.nanoTime();
+    long sent = StatementHooks.now();
     try {
       return call("acquire", factsJson, Messages.Acquired.class);
     } finally {
-      StatementTimings.lastAcquireAnswered = System.nanoTime();
+      StatementHooks.acquireCalled(factsJson, sent);
     }
   }
 
   /** release(handle); throws on ok=false. */
   static void release(String handle) {
-    long start = System.nanoTime();
-    StatementTimings.lastReleaseSent = start;
+    long sent = StatementHooks.now();
     try {
       call("release", handle, Messages.Done.class);
     } finally {
-      long end = System.nanoTime();
-      StatementTimings.lastReleaseAnswered = end;
-      StatementTimings.RELEASE_CALL_NANOS.addAndGet(end - start);
+      StatementHooks.releaseCalled(sent);
     }
   }
 
@@ -170,7 +125,6 @@ public final class SparkLockBridge {
       throw new SparkLockException(NOT_ATTACHED);
     }
     String answer;
-    long start = System.nanoTime();
     CallbackSockets.noDelay(cb);
     try {
       switch (method) {
@@ -198,10 +152,6 @@ public final class SparkLockBridge {
               + e,
           e);
     }
-    lastCallNanos = System.nanoTime() - start;
-    if ("acquire".equals(method)) {
-      lastAcquireNanos = lastCallNanos;
-    }
     T parsed;
     try {
       parsed = answer == null ? null : Messages.JSON.readValue(answer, type);
@@ -225,9 +175,9 @@ public final class SparkLockBridge {
 
   /**
    * Fencing (BRIDGE.md): cancels the jobs run while {@code handle} held its locks (they carry
-   * {@link LockGuard#fenceTag}); Python calls it when the handle's locks are lost.
+   * {@link FenceTags#of}); Python calls it when the handle's locks are lost.
    */
   public static void cancelFencedJobs(SparkContext sc, String handle, String reason) {
-    JobCancellation.cancelJobsWithTag(sc, LockGuard.fenceTag(handle), reason);
+    JobCancellation.cancelJobsWithTag(sc, FenceTags.of(handle), reason);
   }
 }
