@@ -24,6 +24,11 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
+from sparklock.protocol.messages import (  # noqa: E402
+    ExplicitLockRequest,
+    UnlockRequest,
+    read_request,
+)
 from sparklock.rules import facts as facts_contract  # noqa: E402
 from sparklock.service import get_service  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
@@ -443,7 +448,7 @@ def test_a_conflict_reaches_python_with_its_code(spark, record):
     service = get_service()
     obj = {"database": "default", "table": "a", "partition": []}
     base = {"session": "someone-else", "conf": {}}
-    service.command({**base, "statement": "LOCK", "mode": "EXCLUSIVE", "object": obj})
+    service.lock(read_request(ExplicitLockRequest, {**base, "mode": "EXCLUSIVE", "object": obj}))
     try:
         spark.conf.set("spark.sparklock.lock.numRetries", "1")
         spark.conf.set("spark.sparklock.lock.retryInterval", "50ms")
@@ -452,7 +457,7 @@ def test_a_conflict_reaches_python_with_its_code(spark, record):
         with pytest.raises(Exception) as insert_error:
             spark.sql("INSERT INTO a VALUES (9, 'z')")
     finally:
-        service.command({**base, "statement": "UNLOCK", "object": obj})
+        service.unlock(read_request(UnlockRequest, {**base, "object": obj}))
     for err in (select_error, insert_error):
         assert "LOCK_CONFLICT: could not acquire" in str(err.value)
         assert "default@a" in str(err.value)

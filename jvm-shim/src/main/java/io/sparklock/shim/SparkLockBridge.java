@@ -3,6 +3,7 @@ package io.sparklock.shim;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.ColumnarRule;
@@ -92,7 +93,8 @@ public final class SparkLockBridge {
   static Messages.Acquired acquire(String factsJson) {
     long sent = StatementHooks.now();
     try {
-      return call("acquire", factsJson, Messages.Acquired.class);
+      return call("acquire", cb -> InterruptibleCall.run(() -> cb.acquire(factsJson)),
+          Messages.Acquired.class);
     } finally {
       StatementHooks.acquireCalled(factsJson, sent);
     }
@@ -102,24 +104,43 @@ public final class SparkLockBridge {
   static void release(String handle) {
     long sent = StatementHooks.now();
     try {
-      call("release", handle, Messages.Done.class);
+      call("release", cb -> cb.release(handle), Messages.Done.class);
     } finally {
       StatementHooks.releaseCalled(sent);
     }
   }
 
-  /** SHOW LOCKS / LOCK / UNLOCK: Python's rows; throws on ok=false or no callback. */
-  static Messages.Rows callCommand(Messages.CommandRequest request) {
-    return call("command", Messages.write(request), Messages.Rows.class);
+  /** EXPLAIN LOCKS: the locks the facts would take; throws on ok=false or no callback. */
+  static Messages.Explained explain(String factsJson) {
+    return call("explain", cb -> cb.explain(factsJson), Messages.Explained.class);
   }
 
-  /** EXPLAIN LOCKS: Python's rows; throws on ok=false or no callback. */
-  static Messages.Rows callExplain(String factsJson) {
-    return call("explain", factsJson, Messages.Rows.class);
+  /** SHOW LOCKS: Python's locks; throws on ok=false or no callback. */
+  static Messages.Locks showLocks(Messages.ShowLocksRequest request) {
+    String json = Messages.write(request);
+    return call("showLocks", cb -> InterruptibleCall.run(() -> cb.showLocks(json)),
+        Messages.Locks.class);
   }
 
-  /** Calls one callback method and reads its answer once, as {@code type}; throws on ok=false. */
-  static <T extends Messages.Answer> T call(String method, String argument, Class<T> type) {
+  /** LOCK TABLE / DATABASE (waits like a statement: interruptible); throws on ok=false. */
+  static Messages.Done lock(Messages.ExplicitLockRequest request) {
+    String json = Messages.write(request);
+    return call("lock", cb -> InterruptibleCall.run(() -> cb.lock(json)), Messages.Done.class);
+  }
+
+  /** UNLOCK TABLE / DATABASE; throws on ok=false or no callback. */
+  static Messages.Done unlock(Messages.UnlockRequest request) {
+    String json = Messages.write(request);
+    return call("unlock", cb -> InterruptibleCall.run(() -> cb.unlock(json)),
+        Messages.Done.class);
+  }
+
+  /**
+   * Calls the callback once ({@code invoke}: one of its methods, {@code method} its name for the
+   * errors) and reads its answer once, as {@code type}; throws on ok=false.
+   */
+  static <T extends Messages.Answer> T call(
+      String method, Function<LockCallback, String> invoke, Class<T> type) {
     LockCallback cb = CALLBACK.get();
     if (cb == null) {
       throw new SparkLockException(NOT_ATTACHED);
@@ -127,22 +148,7 @@ public final class SparkLockBridge {
     String answer;
     CallbackSockets.noDelay(cb);
     try {
-      switch (method) {
-        case "acquire":
-          answer = InterruptibleCall.run(() -> cb.acquire(argument));
-          break;
-        case "release":
-          answer = cb.release(argument);
-          break;
-        case "explain":
-          answer = cb.explain(argument);
-          break;
-        case "command":
-          answer = InterruptibleCall.run(() -> cb.command(argument));
-          break;
-        default:
-          throw new IllegalArgumentException(method);
-      }
+      answer = invoke.apply(cb);
     } catch (SparkLockException e) {
       throw e;
     } catch (RuntimeException e) {
