@@ -2,7 +2,7 @@
 
 Grants, refusals and releases of statements are counted by the JVM from the callback's answers
 (no extra py4j round trip per statement). A few events happen where no answer goes to the JVM: a
-release retried, locks lost (fencing), the ZooKeeper connection's state. The rooms where they
+release retried, locks lost (fencing), the ZooKeeper connection's state. The modules where they
 happen call :func:`emit`; :mod:`sparklock.spark.telemetry_sink` forwards them to the JVM's
 ``sparklock`` metric source in batches, off the thread that emitted. No Spark import here.
 """

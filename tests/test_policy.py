@@ -5,6 +5,12 @@ from __future__ import annotations
 import pytest
 
 from sparklock.errors import LockConflictError, NotLockedError
+from sparklock.protocol.messages import (
+    ExplicitLockRequest,
+    ShowLocksRequest,
+    UnlockRequest,
+    read_request,
+)
 from sparklock.rules.facts import parse_facts
 from sparklock.rules.policy import requests_for
 from sparklock.service import LockService, config_of
@@ -125,35 +131,30 @@ def test_service_acquire_release_and_conflict():
     assert svc.acquire(off) == ""
 
 
-EXTENDED = ["name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client"]
-
-
 def test_service_statements():
     svc = LockService()
     obj = {"database": "default", "table": "svc_stmt", "partition": [["p", "a/b"]]}
     base = {"session": "s1", "conf": CONF}
-    svc.command(
-        {**base, "statement": "LOCK", "object": obj, "mode": "EXCLUSIVE", "sql": "LOCK TABLE"}
+    svc.lock(
+        read_request(
+            ExplicitLockRequest,
+            {**base, "object": obj, "mode": "EXCLUSIVE", "sql": "LOCK TABLE"},
+        )
     )
-    cols, rows = svc.command(
-        {
-            **base,
-            "statement": "SHOW_LOCKS",
-            "columns": EXTENDED,  # the JVM names the columns it shows
-            "object": {"database": "default", "table": "svc_stmt"},
-        }
+    locks = svc.show_locks(
+        read_request(
+            ShowLocksRequest, {**base, "object": {"database": "default", "table": "svc_stmt"}}
+        )
     )
-    assert cols[:2] == ["name", "mode"] and len(cols) == 7
-    assert [(r[0], r[1], r[4]) for r in rows] == [
+    assert [(r.name, r.mode, r.lock_type) for r in locks] == [
         ("default@svc_stmt@p=a%2Fb", "EXCLUSIVE", "EXPLICIT")
     ]
-    svc.command({**base, "statement": "UNLOCK", "object": obj})
+    svc.unlock(read_request(UnlockRequest, {**base, "object": obj}))
     with pytest.raises(NotLockedError):
-        svc.command({**base, "statement": "UNLOCK", "object": obj})
+        svc.unlock(read_request(UnlockRequest, {**base, "object": obj}))
     off = {**base, "conf": {"spark.sparklock.enabled": "false"}}
-    basic = ["name", "mode"]
-    assert svc.command({**off, "statement": "SHOW_LOCKS", "columns": basic}) == (basic, [])
-    svc.command({**off, "statement": "UNLOCK", "object": obj})  # no-op when disabled
+    assert svc.show_locks(read_request(ShowLocksRequest, off)) == []
+    svc.unlock(read_request(UnlockRequest, {**off, "object": obj}))  # no-op when disabled
 
 
 def test_config_cache_returns_same_object():

@@ -7,6 +7,12 @@ from __future__ import annotations
 import pytest
 
 from sparklock import managers
+from sparklock.protocol.messages import (
+    ExplicitLockRequest,
+    ShowLocksRequest,
+    UnlockRequest,
+    read_request,
+)
 from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService, config_of
 from tests.support.hive_harness import HiveLockHarness, build_harness, missing_requirements
@@ -15,7 +21,6 @@ SECRET = "card-4111-1111"
 INSERT = (
     f"INSERT INTO sales PARTITION (ds='2026-11-21') SELECT * FROM staging WHERE note = '{SECRET}'"
 )
-COLUMNS = ["name", "mode", "lock_type", "query_string"]
 
 
 def table(name, **kw):
@@ -45,8 +50,7 @@ def insert_facts(conf, session="s-qt"):
 
 def texts(svc, conf) -> dict[str, str]:
     """Lock name -> the query text its data carries."""
-    _, rows = svc.command({"statement": "SHOW_LOCKS", "conf": conf, "columns": COLUMNS})
-    return {r[0]: r[3] for r in rows}
+    return {r.name: r.query_string for r in svc.show_locks(ShowLocksRequest(conf=conf))}
 
 
 def hold_insert(conf) -> dict[str, str]:
@@ -92,13 +96,15 @@ def test_explicit_lock_summary():
     svc = LockService()
     obj = {"database": "default", "table": "sales", "partition": [["ds", SECRET]]}
     base = {"session": "s-x", "conf": conf, "object": obj}
-    svc.command({**base, "statement": "LOCK", "mode": "SHARED", "sql": "LOCK TABLE sales ..."})
+    svc.lock(
+        read_request(ExplicitLockRequest, {**base, "mode": "SHARED", "sql": "LOCK TABLE sales ..."})
+    )
     try:
         assert texts(svc, conf) == {
             f"default@sales@ds={SECRET}": f"LOCK TABLE default@sales@ds={SECRET} SHARED"
         }
     finally:
-        svc.command({**base, "statement": "UNLOCK"})
+        svc.unlock(read_request(UnlockRequest, base))
 
 
 # bad queryString values: test_config's table of bad values (the key and accepted values named)

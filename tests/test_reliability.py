@@ -32,6 +32,7 @@ from sparklock.errors import (  # noqa: E402
     UnlockError,
 )
 from sparklock.managers import get_manager  # noqa: E402
+from sparklock.protocol.messages import ExplicitLockRequest, UnlockRequest, read_request  # noqa: E402
 from sparklock.rules.facts import Facts, parse_facts  # noqa: E402
 from sparklock.service import LockService, config_of, get_service  # noqa: E402
 from tests.support.driver import Driver  # noqa: E402
@@ -544,8 +545,8 @@ def test_release_retry_gives_up_when_zookeeper_is_gone_for_good(zk_namespace, ca
     with ZooKeeperServer() as server:
         conf = retry_conf(server.address, zk_namespace, "4s")
         table = {"database": "default", "table": "t"}
-        lock = {"statement": "LOCK", "object": table, "mode": "EXCLUSIVE", "session": "other"}
-        svc.command({**lock, "conf": conf})
+        lock = {"object": table, "mode": "EXCLUSIVE", "session": "other", "conf": conf}
+        svc.lock(read_request(ExplicitLockRequest, lock))
         handle = svc.acquire(insert_facts(conf, "g"))
         held = svc.held(handle)
         assert held is not None and any(i.name == "default@pt@p=g" for i in held.locks)
@@ -580,7 +581,7 @@ def test_release_retry_gives_up_when_zookeeper_is_gone_for_good(zk_namespace, ca
                 again = acquire_within(svc, insert_facts(conf, "h"), 15)
                 assert manager.session_id not in (None, held_session)
                 svc.release(again)
-                svc.command({**lock, "statement": "UNLOCK", "conf": conf})
+                svc.unlock(read_request(UnlockRequest, lock))
                 assert lock_nodes(zk, zk_namespace) == {}
         finally:
             manager.close()

@@ -2,7 +2,7 @@
 
 After a grant the JVM lists again only the partition directories (or file indexes) whose write
 epoch differs from the one under which sparklock last listed them. What it did is counted by the
-JVM (``SparkLockBridge.listingStats()``: indexes refreshed whole, directories listed, listings
+JVM (``ShimProbes.listingStats()``: indexes refreshed whole, directories listed, listings
 found fresh), so each test checks both what the read returns and what it cost. Every test runs
 on the embedded manager and on ZooKeeper; a foreign writer (Hive's lock manager, files replaced
 under its lock) on ZooKeeper only.
@@ -32,7 +32,7 @@ SPARK = SparkSpec(app="relisting", conf=BUDGET)
 
 
 def stats(spark) -> dict[str, int]:
-    text = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge.listingStats()
+    text = spark.sparkContext._jvm.io.sparklock.shim.ShimProbes.listingStats()
     return {k: int(v) for k, v in (part.split("=") for part in text.split())}
 
 

@@ -24,6 +24,11 @@ pyspark = pytest.importorskip("pyspark")
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402
+from sparklock.protocol.messages import (  # noqa: E402
+    ExplicitLockRequest,
+    UnlockRequest,
+    read_request,
+)
 from sparklock.rules import facts as facts_contract  # noqa: E402
 from sparklock.service import get_service  # noqa: E402
 from sparklock.spark.builder import callback_of  # noqa: E402
@@ -126,7 +131,8 @@ def test_java_records_and_python_dataclasses_name_the_same_fields(spark):
 
 def test_facts_round_trip_through_the_dataclasses(spark, tmp_path):
     """What the JVM sends, parsed and written back, is what it sent: no field lost or invented."""
-    bridge = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge
+    probes = spark.sparkContext._jvm.io.sparklock.shim.ShimProbes
+    probes.install()
     statements = [
         "SELECT * FROM a JOIN b ON a.k = b.k",
         "SELECT * FROM pt WHERE p = '1'",
@@ -144,7 +150,7 @@ def test_facts_round_trip_through_the_dataclasses(spark, tmp_path):
     kinds = set()
     for statement in statements:
         spark.sql(statement).collect()
-        wire = json.loads(bridge.lastFacts())
+        wire = json.loads(probes.lastFacts())
         assert facts_contract.to_wire(facts_contract.parse_facts(wire)) == wire, statement
         kinds |= {
             (part, ref["kind"]) for part in ("reads", "writes", "fields") for ref in wire[part]
@@ -442,7 +448,7 @@ def test_a_conflict_reaches_python_with_its_code(spark, record):
     service = get_service()
     obj = {"database": "default", "table": "a", "partition": []}
     base = {"session": "someone-else", "conf": {}}
-    service.command({**base, "statement": "LOCK", "mode": "EXCLUSIVE", "object": obj})
+    service.lock(read_request(ExplicitLockRequest, {**base, "mode": "EXCLUSIVE", "object": obj}))
     try:
         spark.conf.set("spark.sparklock.lock.numRetries", "1")
         spark.conf.set("spark.sparklock.lock.retryInterval", "50ms")
@@ -451,7 +457,7 @@ def test_a_conflict_reaches_python_with_its_code(spark, record):
         with pytest.raises(Exception) as insert_error:
             spark.sql("INSERT INTO a VALUES (9, 'z')")
     finally:
-        service.command({**base, "statement": "UNLOCK", "object": obj})
+        service.unlock(read_request(UnlockRequest, {**base, "object": obj}))
     for err in (select_error, insert_error):
         assert "LOCK_CONFLICT: could not acquire" in str(err.value)
         assert "default@a" in str(err.value)
@@ -460,18 +466,21 @@ def test_a_conflict_reaches_python_with_its_code(spark, record):
 
 
 def test_disabled_at_runtime_calls_nothing(spark, record):
-    bridge = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge
-    before = bridge.lastFacts()
+    probes = spark.sparkContext._jvm.io.sparklock.shim.ShimProbes
+    probes.install()
+    spark.sql("SELECT * FROM a").collect()  # a last facts to compare with
+    before = probes.lastFacts()
+    assert before is not None and len(record) == 1
     spark.conf.set("spark.sparklock.enabled", "false")
     spark.sql("SELECT * FROM a").collect()
     spark.sql("INSERT INTO u VALUES (3)")
     spark.table("a").rdd.count()
-    assert list(record) == []
-    assert bridge.lastFacts() == before
+    assert len(record) == 1
+    assert probes.lastFacts() == before
     spark.conf.set("spark.sparklock.enabled", "true")
     spark.sql("SELECT * FROM a").collect()
-    assert len(record) == 1
-    assert record[0]["conf"] == {"spark.sparklock.enabled": "true"}
+    assert len(record) == 2
+    assert record[1]["conf"] == {"spark.sparklock.enabled": "true"}
 
 
 def test_new_sessions_and_threads_share_the_attached_service(spark, record):

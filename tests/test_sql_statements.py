@@ -453,9 +453,16 @@ MESSAGES = {
     "Messages$Acquired": messages.Acquired,
     "Messages$ReadEpochs": messages.ReadEpochs,
     "Messages$TableEpochs": messages.TableEpochs,
-    "Messages$Rows": messages.Rows,
+    "Messages$Locks": messages.Locks,
+    "Messages$LockRow": messages.LockRow,
+    "Messages$Explained": messages.Explained,
+    "Messages$PlannedLock": messages.PlannedLock,
     "Messages$LockTarget": messages.LockTarget,
-    "Messages$CommandRequest": messages.CommandRequest,
+    "Messages$ShowLocksRequest": messages.ShowLocksRequest,
+    "Messages$ExplicitLockRequest": messages.ExplicitLockRequest,
+    "Messages$UnlockRequest": messages.UnlockRequest,
+    "Messages$CancelWaitsRequest": messages.CancelWaitsRequest,
+    "Messages$SessionClosedRequest": messages.SessionClosedRequest,
     "Messages$Report": telemetry.Report,
 }
 
@@ -469,20 +476,27 @@ def test_python_shows_every_column_the_jvm_asks_for(spark):
     assert list(command.EXTENDED_COLUMNS) == EXTENDED
     assert list(command.BASIC_COLUMNS) == BASIC
     assert list(command.EXPLAIN_COLUMNS) == EXPLAIN
-    assert set(EXTENDED) <= set(messages.LOCK_COLUMNS)
+    assert list(messages.LOCK_COLUMNS) == EXTENDED  # one LockRow per side: the same columns
 
 
 def test_requests_read_back_as_the_jvm_wrote_them(spark, monkeypatch):
-    """Each request the JVM sends, parsed into the dataclasses and written again, is unchanged."""
+    """Each request the JVM sends, parsed into its dataclass and written again, is unchanged."""
     callback = callback_of(spark)
-    sent: list[str] = []
-    answer = callback.command
+    sent: list[tuple[type, str]] = []
 
-    def command(request_json: str) -> str:
-        sent.append(request_json)
-        return answer(request_json)
+    def spy(answer, kind: type):
+        def call(request_json: str) -> str:
+            sent.append((kind, request_json))
+            return answer(request_json)
 
-    monkeypatch.setattr(callback, "command", command)  # py4j calls the attribute by name
+        return call
+
+    for method, kind in (
+        ("lock", messages.ExplicitLockRequest),
+        ("unlock", messages.UnlockRequest),
+        ("showLocks", messages.ShowLocksRequest),
+    ):
+        monkeypatch.setattr(callback, method, spy(getattr(callback, method), kind))  # by name
     partition = f"PARTITION (p = {sql_string('a/b')})"
     for statement in [
         f"LOCK TABLE parts {partition} EXCLUSIVE",
@@ -494,13 +508,20 @@ def test_requests_read_back_as_the_jvm_wrote_them(spark, monkeypatch):
         "SHOW LOCKS",
     ]:
         spark.sql(statement).collect()
-    assert len(sent) == 7
-    for wire in sent:
-        parsed = messages.CommandRequest.from_wire(wire)
-        assert json.loads(messages.to_json(parsed)) == json.loads(wire)
-    requests = [messages.CommandRequest.from_wire(w) for w in sent]
+    assert [kind for kind, _ in sent] == [
+        messages.ExplicitLockRequest,
+        messages.ShowLocksRequest,
+        messages.UnlockRequest,
+        messages.ExplicitLockRequest,
+        messages.ShowLocksRequest,
+        messages.UnlockRequest,
+        messages.ShowLocksRequest,
+    ]
+    requests = [messages.read_request(kind, wire) for kind, wire in sent]
+    for request, (_, wire) in zip(requests, sent, strict=True):
+        assert json.loads(messages.to_json(request)) == json.loads(wire)
     assert requests[0].object == messages.LockTarget("default", "parts", [("p", "a/b")])
-    assert requests[0].columns is None and requests[0].mode == "EXCLUSIVE"
-    assert requests[1].columns == EXTENDED
+    assert requests[0].mode == "EXCLUSIVE"
+    assert requests[1].object == messages.LockTarget("default", "parts", [])
     assert requests[3].object == messages.LockTarget("mixeddb")
-    assert requests[6].object is None and requests[6].columns == BASIC
+    assert requests[6].object is None

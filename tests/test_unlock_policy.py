@@ -15,6 +15,12 @@ from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError, NotLockedError, UnlockNotOwnerError
 from sparklock.locks.model import LockMode, LockRequest, LockType
 from sparklock.locks.objects import LockObject
+from sparklock.protocol.messages import (
+    ExplicitLockRequest,
+    ShowLocksRequest,
+    UnlockRequest,
+    read_request,
+)
 from sparklock.service import LockService, config_of
 
 T = {"database": "default", "table": "unlock_policy_t", "partition": []}
@@ -40,30 +46,30 @@ def conf(request):
 
 
 def lock(svc, conf, user, session="s-lock", obj=T):
-    svc.command(
-        {
-            "statement": "LOCK",
-            "session": session,
-            "conf": conf,
-            "object": obj,
-            "mode": "EXCLUSIVE",
-            "sql": "LOCK TABLE unlock_policy_t EXCLUSIVE",
-            "user": user,
-        }
+    svc.lock(
+        read_request(
+            ExplicitLockRequest,
+            {
+                "session": session,
+                "conf": conf,
+                "object": obj,
+                "mode": "EXCLUSIVE",
+                "sql": "LOCK TABLE unlock_policy_t EXCLUSIVE",
+                "user": user,
+            },
+        )
     )
 
 
 def unlock(svc, conf, user, session="s-unlock", obj=T):
-    svc.command(
-        {"statement": "UNLOCK", "session": session, "conf": conf, "object": obj, "user": user}
+    svc.unlock(
+        read_request(UnlockRequest, {"session": session, "conf": conf, "object": obj, "user": user})
     )
 
 
 def locks(svc, conf):
-    _, rows = svc.command(
-        {"statement": "SHOW_LOCKS", "conf": conf, "columns": ["name", "lock_type", "user"]}
-    )
-    return rows
+    shown = svc.show_locks(read_request(ShowLocksRequest, {"conf": conf}))
+    return [[r.name, r.lock_type, r.user] for r in shown]
 
 
 def test_owner_policy_refuses_another_users_unlock_naming_the_owner(conf):
@@ -95,15 +101,11 @@ def test_owner_policy_counts_every_lock_on_the_object(conf):
     """Two users' SHARED locks on one table: neither may remove both; an admin may."""
     svc, c = LockService(), {**OWNER, **conf}
     for user in ("alice", "bob"):
-        svc.command(
-            {
-                "statement": "LOCK",
-                "session": f"s-{user}",
-                "conf": c,
-                "object": T,
-                "mode": "SHARED",
-                "user": user,
-            }
+        svc.lock(
+            read_request(
+                ExplicitLockRequest,
+                {"session": f"s-{user}", "conf": c, "object": T, "mode": "SHARED", "user": user},
+            )
         )
     with pytest.raises(UnlockNotOwnerError, match="held by user bob"):
         unlock(svc, c, "alice")

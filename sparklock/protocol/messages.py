@@ -1,20 +1,21 @@
-"""The callback's answers and the lock-statement request, typed once on this side.
+"""The callback's answers and requests, one type per call, typed once on this side.
 
 The JVM reads and writes the same shapes as Java records with Jackson
-(``jvm-shim/.../Messages.java``); a Spark test checks that both name the same fields (the JSON
-name of a field is the camelCase of its Python name). The facts (``acquire``/``explain``'s
-argument) are :mod:`sparklock.rules.facts`' business.
+(``jvm-shim/.../Messages.java``); a Spark test checks that both name the same fields, in order
+(the JSON name of a field is the camelCase of its Python name). The facts (``acquire`` /
+``explain``'s argument) are :mod:`sparklock.rules.facts`' business.
 
-The JVM owns the SHOW LOCKS schema: a request names the ``columns`` to answer, and
-:data:`LOCK_COLUMNS` says what each name shows of a lock (the CLI prints all of them).
+The SHOW LOCKS columns are :class:`LockRow`'s fields (the JVM's ``LockRow`` record): their names
+and order here, what each shows of a lock in :meth:`LockRow.of`; SHOW LOCKS EXTENDED and the CLI
+show them all.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, astuple, dataclass, field, fields
+from typing import Any, TypeVar
 
 from ..failures import Condition, Failure, Holder  # noqa: F401 - the bridge's failure types
 from ..locks.model import LockInfo
@@ -91,15 +92,71 @@ class Acquired:
 
 
 @dataclass(frozen=True)
-class Rows:
-    """``command``'s and ``explain``'s answer: rows of strings in ``columns`` order (empty
-    ``columns``: in the order the statement shows them, ``name, mode`` for EXPLAIN LOCKS)."""
+class LockRow:
+    """One lock (or waiting request) as SHOW LOCKS shows it: the fields, in order, are the
+    EXTENDED columns (new ones go last). ``lock_time``, ``acquired_at``, ``wait_since``: epoch
+    milliseconds as text, empty when there is none (see :mod:`sparklock.locks.waiting`)."""
+
+    name: str
+    mode: str
+    query_id: str
+    lock_time: str
+    lock_type: str
+    query_string: str
+    client: str
+    user: str
+    state: str
+    blocked_by: str
+    acquired_at: str
+    wait_since: str
+    agent: str
+
+    @classmethod
+    def of(cls, info: LockInfo) -> LockRow:
+        """What each column shows of a lock."""
+        return cls(
+            name=info.name,
+            mode=info.mode.value,
+            query_id=info.data.query_id,
+            lock_time=str(info.data.lock_time_ms),
+            lock_type=info.data.lock_type.value,
+            query_string=info.data.query_string,
+            client=info.data.client,
+            user=info.data.user,
+            state=info.state.value,
+            blocked_by=BLOCKER_SEPARATOR.join(info.blocked_by),
+            acquired_at=acquired_at(info),
+            wait_since=wait_since(info),
+            agent=info.data.agent,
+        )
+
+
+@dataclass(frozen=True)
+class Locks:
+    """``showLocks``'s answer: the locks asked for, whatever columns the statement shows."""
 
     ok: bool = True
     error: str | None = None
     failure: Failure | None = None
-    columns: list[str] = field(default_factory=list)
-    rows: list[list[str | None]] = field(default_factory=list)
+    locks: list[LockRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PlannedLock:
+    """One lock EXPLAIN LOCKS shows: its fields are the statement's columns."""
+
+    name: str
+    mode: str
+
+
+@dataclass(frozen=True)
+class Explained:
+    """``explain``'s answer: the locks a statement would take, in acquisition order."""
+
+    ok: bool = True
+    error: str | None = None
+    failure: Failure | None = None
+    locks: list[PlannedLock] = field(default_factory=list)
 
 
 def refused(error: str, failure: Failure) -> Done:
@@ -131,18 +188,22 @@ class LockTarget:
 
 
 @dataclass(frozen=True)
-class CommandRequest:
-    """SHOW LOCKS / LOCK / UNLOCK, and a server's CANCEL_WAITS / SESSION_CLOSED (BRIDGE.md
-    "Command requests"). ``columns``: SHOW LOCKS's columns to answer; ``job_group``/``job_tags``:
-    what a cancellation of a LOCK wait matches (CANCEL_WAITS: the waits to end); ``user`` /
-    ``client_address``: who asks (a server session's, else the Spark user); ``reason`` /
-    ``server_session``: why a server ends waits, and which of its sessions closed; ``agent``:
-    the LOCK's server session or Spark application (as the facts' ``agent``)."""
+class ShowLocksRequest:
+    """SHOW LOCKS [object]: the locks on ``object`` and below (None: every lock)."""
 
-    statement: str
     session: str = ""
     conf: Mapping[str, str] = field(default_factory=dict)
-    columns: list[str] | None = None
+    object: LockTarget | None = None
+
+
+@dataclass(frozen=True)
+class ExplicitLockRequest:
+    """LOCK TABLE / DATABASE. ``job_group``/``job_tags``: what a cancellation of its wait matches;
+    ``user``/``client_address``/``agent``: who locks (as the facts name them: a server session's
+    user and client, else the Spark user; the server session or Spark application)."""
+
+    session: str = ""
+    conf: Mapping[str, str] = field(default_factory=dict)
     object: LockTarget | None = None
     mode: str | None = None
     sql: str | None = None
@@ -150,59 +211,69 @@ class CommandRequest:
     job_tags: list[str] | None = None
     user: str | None = None
     client_address: str | None = None
-    reason: str | None = None
-    server_session: str | None = None
     agent: str | None = None
 
-    @classmethod
-    def from_wire(cls, wire: str | Mapping[str, Any]) -> CommandRequest:
-        """The request of JSON text (or an already decoded object); absent or null → default."""
-        d = json.loads(wire) if isinstance(wire, str) else wire
-        target = d.get("object")
-        return cls(
-            statement=str(d.get("statement")),
-            session=str(d.get("session") or ""),
-            conf=dict(d.get("conf") or {}),
-            columns=d.get("columns"),
-            object=LockTarget.from_wire(target) if target else None,
-            mode=d.get("mode"),
-            sql=d.get("sql"),
-            job_group=d.get("jobGroup"),
-            job_tags=d.get("jobTags"),
-            user=d.get("user"),
-            client_address=d.get("clientAddress"),
-            reason=d.get("reason"),
-            server_session=d.get("serverSession"),
-            agent=d.get("agent"),
-        )
+
+@dataclass(frozen=True)
+class UnlockRequest:
+    """UNLOCK TABLE / DATABASE, and who asks (``spark.sparklock.unlock.policy`` decides)."""
+
+    session: str = ""
+    conf: Mapping[str, str] = field(default_factory=dict)
+    object: LockTarget | None = None
+    user: str | None = None
+    client_address: str | None = None
+    agent: str | None = None
+
+
+@dataclass(frozen=True)
+class CancelWaitsRequest:
+    """A server's statement thread was interrupted while it waited for locks: end the waits of
+    ``job_group``, else of the Connect operation tags among ``job_tags``."""
+
+    job_group: str | None = None
+    job_tags: list[str] | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionClosedRequest:
+    """A server session ended (``server_session``: ``thrift:<id>`` / ``connect:<id>``): end the
+    waits of its Spark ``session`` and apply ``explicit.onSessionClose`` to its LOCK TABLE
+    locks."""
+
+    session: str = ""
+    server_session: str | None = None
+
+
+Request = TypeVar("Request")
+
+
+def read_request(cls: type[Request], wire: str | Mapping[str, Any]) -> Request:
+    """A request of JSON text (or an already decoded object): each field read by its camelCase
+    name, absent or null → its default, ``object`` as a :class:`LockTarget`."""
+    d = json.loads(wire) if isinstance(wire, str) else wire
+    values: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        value = d.get(wire_name(f.name))
+        if value is None:
+            continue
+        if f.name == "object":
+            value = LockTarget.from_wire(value)
+        values[f.name] = value
+    return cls(**values)
 
 
 # -- SHOW LOCKS rows -----------------------------------------------------------------------------
-#: What each SHOW LOCKS column shows of a lock (``lock_time``, ``acquired_at``, ``wait_since``:
-#: epoch milliseconds as text, empty when there is none; see sparklock.locks.waiting).
-LOCK_COLUMNS: Mapping[str, Callable[[LockInfo], str]] = {
-    "name": lambda i: i.name,
-    "mode": lambda i: i.mode.value,
-    "query_id": lambda i: i.data.query_id,
-    "lock_time": lambda i: str(i.data.lock_time_ms),
-    "lock_type": lambda i: i.data.lock_type.value,
-    "query_string": lambda i: i.data.query_string,
-    "client": lambda i: i.data.client,
-    "user": lambda i: i.data.user,
-    "state": lambda i: i.state.value,
-    "blocked_by": lambda i: BLOCKER_SEPARATOR.join(i.blocked_by),
-    "acquired_at": acquired_at,
-    "wait_since": wait_since,
-    "agent": lambda i: i.data.agent,
-}
+#: The SHOW LOCKS EXTENDED columns, in order (the CLI prints all of them).
+LOCK_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(LockRow))
 
 
 def lock_rows(infos: Iterable[LockInfo], columns: Sequence[str]) -> list[list[str]]:
-    """One row per lock, the values of ``columns`` (an unknown column name fails: the JVM and
-    :data:`LOCK_COLUMNS` must agree)."""
+    """One row per lock, the values of ``columns`` (an unknown column name fails)."""
     unknown = [c for c in columns if c not in LOCK_COLUMNS]
     if unknown:
-        raise ValueError(
-            f"SHOW LOCKS asks for unknown columns {unknown} (sparklock/protocol/messages.py)"
-        )
-    return [[LOCK_COLUMNS[c](info) for c in columns] for info in infos]
+        raise ValueError(f"SHOW LOCKS has no columns {unknown}; it has {list(LOCK_COLUMNS)}")
+    index = [LOCK_COLUMNS.index(c) for c in columns]
+    rows = [astuple(LockRow.of(info)) for info in infos]
+    return [[row[i] for i in index] for row in rows]

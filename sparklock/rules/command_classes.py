@@ -116,8 +116,7 @@ NO_LOCK.update(
         "org.apache.spark.sql.catalyst.streaming.WriteToStream": _STREAM_QUERY,
         "org.apache.spark.sql.catalyst.streaming.WriteToStreamStatement": _STREAM_QUERY,
         "org.apache.spark.sql.execution.streaming.continuous.WriteToContinuousDataSource": (
-            "continuous processing: one job that never ends, no batch to lock around: NOT "
-            "LOCKED (issue 16)"
+            "continuous processing: one job that never ends, no batch to lock around: NOT LOCKED"
         ),
     }
 )

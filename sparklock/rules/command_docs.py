@@ -8,7 +8,8 @@ test keeps the page equal to what this module generates, so the docs cannot drif
 from __future__ import annotations
 
 from .command_classes import FAIL_SAFE, NO_LOCK, simple_name
-from .commands import RULES, CommandRule
+from .command_rule import CommandRule
+from .commands import RULES
 
 
 def _describe(rule: CommandRule) -> str:

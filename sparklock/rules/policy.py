@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from ..config import Escalation
 from ..locks.model import LockMode, LockRequest
 from ..locks.objects import LockObject, ObjectKind
-from .commands import BY_CLASS, NO_LOCK_CLASSES, CommandRule, Target
+from .command_rule import CommandRule, Target
+from .commands import BY_CLASS, NO_LOCK_CLASSES
 from .facts import (
     ConnectorField,
     ConnectorRef,

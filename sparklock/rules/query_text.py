@@ -1,4 +1,4 @@
-"""The statement text a lock's data carries (``spark.sparklock.lock.queryString.*``, issue 17).
+"""The statement text a lock's data carries (``spark.sparklock.lock.queryString.*``).
 
 Hive writes the whole statement into every lock node (``queryStr``, the fourth field), literals
 included, readable by anyone who can read the ensemble. ``mode=summary`` keeps only what the

@@ -1,6 +1,6 @@
 """The Python side of the bridge: what the JVM shim calls (typed facts and messages).
 
-Rooms: :mod:`.coordinator` (``LockService``: facts → lock set → manager, handles, lock
+Modules: :mod:`.coordinator` (``LockService``: facts → lock set → manager, handles, lock
 statements), :mod:`.cancellation` (the registry of lock waits a Spark cancellation can end),
 :mod:`.fencing` (stop a statement's jobs when its locks are lost), :mod:`.release_retrier`
 (failed releases retried in the background), :mod:`.journal` (grant/release records).

@@ -1,11 +1,11 @@
-"""``LockService``, the coordinator: what the JVM calls (typed facts; lock statements as dicts).
+"""``LockService``, the coordinator: what the JVM calls (typed facts and requests).
 
 It turns an execution's facts into a lock set (``policy``), takes it from the process-wide manager
 for the session's configuration, keeps the handle until the JVM releases it, and answers the lock
 statements (SHOW LOCKS, LOCK/UNLOCK, EXPLAIN LOCKS). No Spark import: tests drive it with
 ``sparklock.rules.facts.parse_facts`` of plain dicts.
 
-Reliability rules (nothing leaked, nothing unprotected), each kept by a room of its own that the
+Reliability rules (nothing leaked, nothing unprotected), each kept by a module of its own that the
 service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_retrier`,
 :mod:`.journal`:
 
@@ -22,7 +22,8 @@ service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_
   kept and retried in the background until its locks are gone (released, or dead with the
   session) -- see :meth:`LockService.unreleased`. The retrier gives a handle up (one WARNING)
   once retrying is pointless: its locks are lost (the session expired, or was presumed expired
-  after a whole session timeout without a server, see ``zkclient``) or its manager was closed
+  after a whole session timeout without a server, see
+  ``sparklock.managers.zookeeper.session``) or its manager was closed
   (``LockManager.close``, ``sparklock.managers.close_all``); the thread ends with the last one.
 * **Journal** (tests, audits): with ``SPARKLOCK_JOURNAL=<dir>`` (or :meth:`LockService.set_journal`)
   every grant and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each
@@ -37,14 +38,19 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from ..config import SparkLockConfig
 from ..errors import SparkLockError, UnlockError
 from ..locks.model import LockMode, LockRequest, LockType, Owner, build_lock_set
 from ..locks.objects import LockObject
 from ..managers import HeldLocks, get_manager
-from ..protocol.messages import CommandRequest, ReadEpochs, lock_rows
+from ..protocol.messages import (
+    ExplicitLockRequest,
+    LockRow,
+    ReadEpochs,
+    ShowLocksRequest,
+    UnlockRequest,
+)
 from ..rules.facts import Facts
 from ..rules.policy import requests_for
 from ..rules.query_text import lock_statement_summary, statement_text
@@ -261,61 +267,55 @@ class LockService:
         return self._epochs.answer(facts, get_manager(config).write_clock())
 
     def explain(self, facts: Facts) -> list[tuple[str, str]]:
-        """The ``name, mode`` rows a statement would take, in acquisition order."""
+        """The ``name, mode`` of each lock a statement would take, in acquisition order."""
         lock_set = build_lock_set(requests_for(facts).requests)
         return [(r.name, r.mode.value) for r in lock_set]
 
     # -- lock statements ----------------------------------------------------------------------
-    def command(
-        self, request: CommandRequest | Mapping[str, Any]
-    ) -> tuple[list[str], list[list[str]]]:
-        """SHOW LOCKS / LOCK / UNLOCK: the ``columns, rows`` answer (none for LOCK and UNLOCK).
-
-        SHOW LOCKS answers the ``columns`` the request names (the JVM owns the schema)."""
-        if not isinstance(request, CommandRequest):
-            request = CommandRequest.from_wire(request)
-        statement = request.statement
+    def show_locks(self, request: ShowLocksRequest) -> list[LockRow]:
+        """SHOW LOCKS: the locks on the request's object and below, waiting requests too (none
+        when disabled)."""
         config = config_of(request.conf)
-        if statement == "SHOW_LOCKS":
-            columns = list(request.columns or [])
-            if not config.enabled:
-                return columns, []
-            obj = request.object.lock_object() if request.object else None
-            infos = get_manager(config).list_locks(obj, waiting=True)  # waiting requests too
-            return columns, lock_rows(infos, columns)
-        if statement in ("LOCK", "UNLOCK") and request.object is None:
-            raise SparkLockError(f"LOCK_SERVICE_PROTOCOL: {statement} names no object")
-        if statement == "LOCK":
-            if config.enabled:
-                obj = request.object.lock_object()
-                mode = LockMode.parse(str(request.mode or ""))
-                session = request.session
-                scope = {"jobGroup": request.job_group, "jobTags": request.job_tags or []}
-                with self._waits.cancellable(session, scope) as cancel:
-                    held = get_manager(config).acquire(
-                        [LockRequest(obj, mode)],
-                        owner=session,
-                        query_id=self._query_id(session, "lock"),
-                        query_string=self._lock_text(config, request.sql, obj, mode),
-                        max_query_length=config.query_text.max_length,
-                        lock_type=LockType.EXPLICIT,
-                        settings=config.lock,
-                        cancel=cancel,
-                        client=request.client_address or None,
-                        user=request.user or "",
-                        agent=request.agent or "",
-                    )
-                if self._explicit_observer is not None:
-                    self._explicit_observer(session, held, config)
-            return [], []
-        if statement == "UNLOCK":
-            if config.enabled:
-                obj = request.object.lock_object()
-                check = unlock_check(config.unlock, request.user, obj.name)
-                self._epochs.written_objects([obj])  # conservative: even if refused
-                get_manager(config).unlock(obj, check=check)
-            return [], []
-        raise SparkLockError(f"UNSUPPORTED_STATEMENT: {statement!r}")
+        if not config.enabled:
+            return []
+        obj = request.object.lock_object() if request.object else None
+        return [LockRow.of(i) for i in get_manager(config).list_locks(obj, waiting=True)]
+
+    def lock(self, request: ExplicitLockRequest) -> None:
+        """LOCK TABLE / DATABASE: returns once granted (a no-op when disabled)."""
+        named = _named_object(request, "LOCK")
+        if named is None:
+            return
+        obj, config = named
+        mode = LockMode.parse(str(request.mode or ""))
+        session = request.session
+        scope = {"jobGroup": request.job_group, "jobTags": request.job_tags or []}
+        with self._waits.cancellable(session, scope) as cancel:
+            held = get_manager(config).acquire(
+                [LockRequest(obj, mode)],
+                owner=session,
+                query_id=self._query_id(session, "lock"),
+                query_string=self._lock_text(config, request.sql, obj, mode),
+                max_query_length=config.query_text.max_length,
+                lock_type=LockType.EXPLICIT,
+                settings=config.lock,
+                cancel=cancel,
+                client=request.client_address or None,
+                user=request.user or "",
+                agent=request.agent or "",
+            )
+        if self._explicit_observer is not None:
+            self._explicit_observer(session, held, config)
+
+    def unlock(self, request: UnlockRequest) -> None:
+        """UNLOCK TABLE / DATABASE, if ``unlock.policy`` lets the asker (a no-op when disabled)."""
+        named = _named_object(request, "UNLOCK")
+        if named is None:
+            return
+        obj, config = named
+        check = unlock_check(config.unlock, request.user, obj.name)
+        self._epochs.written_objects([obj])  # conservative: even if refused
+        get_manager(config).unlock(obj, check=check)
 
     @staticmethod
     def _lock_text(
@@ -330,3 +330,16 @@ class LockService:
     def _query_id(self, session: str, execution: object) -> str:
         stamp = time.strftime("%Y%m%d%H%M%S")
         return f"spark_{stamp}_{session[:8] or 'nosession'}_{execution}_{next(self._ids)}"
+
+
+def _named_object(
+    request: ExplicitLockRequest | UnlockRequest, statement: str
+) -> tuple[LockObject, SparkLockConfig] | None:
+    """The object a LOCK / UNLOCK request names (the JVM always resolves one) and the session's
+    config; None when sparklock is disabled for the session (the statement is a no-op)."""
+    if request.object is None:
+        raise SparkLockError(f"LOCK_SERVICE_PROTOCOL: {statement} names no object")
+    config = config_of(request.conf)
+    if not config.enabled:
+        return None
+    return request.object.lock_object(), config

@@ -1,8 +1,8 @@
 """Server sessions as lock owners: what happens when one ends or a statement of it is cancelled.
 
-The JVM (``io.sparklock.shim.ServerSessions``) sends two requests through the bridge's
-``command`` call: ``CANCEL_WAITS`` when a statement's thread is interrupted while it waits for
-locks (JDBC cancel, Connect interrupt, its session closing), and ``SESSION_CLOSED`` when a JDBC or
+The JVM (``io.sparklock.shim.ServerSessions``) sends two requests, each its own bridge call:
+``cancelWaits`` when a statement's thread is interrupted while it waits for
+locks (JDBC cancel, Connect interrupt, its session closing), and ``sessionClosed`` when a JDBC or
 Connect session ends. Implicit locks need nothing here (a statement releases them when it ends);
 explicit ``LOCK TABLE`` locks follow ``spark.sparklock.explicit.onSessionClose``.
 """
@@ -14,7 +14,7 @@ import threading
 
 from ..config import SparkLockConfig
 from ..managers import HeldLocks
-from ..protocol.messages import CommandRequest
+from ..protocol.messages import CancelWaitsRequest, SessionClosedRequest
 
 log = logging.getLogger("sparklock")
 
@@ -75,30 +75,32 @@ def install() -> ExplicitLocksBySession:
     return _explicit
 
 
-def server_command(request: CommandRequest) -> dict[str, int]:
-    """Answers the JVM's ``CANCEL_WAITS`` / ``SESSION_CLOSED`` (what it ended, for the logs)."""
+def cancel_waits(request: CancelWaitsRequest) -> int:
+    """Ends the waits of an interrupted server statement; returns how many ended."""
     reason = request.reason or "the server"
-    if request.statement == "CANCEL_WAITS":
-        if request.job_group:
-            return {"cancelled": _service().cancel_waits(group=request.job_group, reason=reason)}
-        cancelled = 0
-        for tag in request.job_tags or ():
-            if str(tag).startswith(CONNECT_OPERATION_TAG):
-                cancelled += _service().cancel_waits(tag=str(tag), reason=reason)
-        return {"cancelled": cancelled}
-    if request.statement == "SESSION_CLOSED":
-        session = request.session
-        if not session:
-            return {"cancelled": 0, "released": 0}
-        cancelled = _service().cancel_waits(
-            session=session, reason=f"the end of session {request.server_session}"
-        )
-        released = _explicit.session_closed(session)
-        log.info(
-            "sparklock: session %s closed: %d wait(s) ended, %d LOCK TABLE lock set(s) released",
-            request.server_session,
-            cancelled,
-            released,
-        )
-        return {"cancelled": cancelled, "released": released}
-    raise ValueError(f"not a server request: {request.statement!r}")
+    if request.job_group:
+        return _service().cancel_waits(group=request.job_group, reason=reason)
+    cancelled = 0
+    for tag in request.job_tags or ():
+        if str(tag).startswith(CONNECT_OPERATION_TAG):
+            cancelled += _service().cancel_waits(tag=str(tag), reason=reason)
+    return cancelled
+
+
+def session_closed(request: SessionClosedRequest) -> dict[str, int]:
+    """Ends a closed server session's waits and releases its LOCK TABLE locks as configured
+    (what it ended, for the logs)."""
+    session = request.session
+    if not session:
+        return {"cancelled": 0, "released": 0}
+    cancelled = _service().cancel_waits(
+        session=session, reason=f"the end of session {request.server_session}"
+    )
+    released = _explicit.session_closed(session)
+    log.info(
+        "sparklock: session %s closed: %d wait(s) ended, %d LOCK TABLE lock set(s) released",
+        request.server_session,
+        cancelled,
+        released,
+    )
+    return {"cancelled": cancelled, "released": released}

@@ -1,4 +1,4 @@
-"""Who may UNLOCK (``spark.sparklock.unlock.policy``, issue 17).
+"""Who may UNLOCK (``spark.sparklock.unlock.policy``).
 
 Hive lets any session remove any lock (``any``, the default). With ``owner`` a user may remove the
 locks on an object only if every one of them is theirs -- the ``u=<user>`` field of its data: the

@@ -22,13 +22,25 @@ import threading
 from collections.abc import Iterator
 
 from ..errors import LocksLostError, LockWaitCancelledError, SparkLockError
-from ..protocol.messages import Acquired, CommandRequest, Done, Failure, Rows, refused, to_json
+from ..protocol.messages import (
+    Acquired,
+    CancelWaitsRequest,
+    Done,
+    Explained,
+    ExplicitLockRequest,
+    Failure,
+    Locks,
+    PlannedLock,
+    SessionClosedRequest,
+    ShowLocksRequest,
+    UnlockRequest,
+    read_request,
+    refused,
+    to_json,
+)
 from ..rules.facts import Facts, parse_facts
 
 log = logging.getLogger("sparklock")
-
-#: Requests of the JVM's ServerSessions (Thrift / Connect servers), see sparklock.servers.
-SERVER_STATEMENTS = frozenset({"CANCEL_WAITS", "SESSION_CLOSED"})
 
 
 def _service():
@@ -85,24 +97,50 @@ class PyLockCallback:
         return self._answer("release", run)
 
     def explain(self, facts_json: str) -> str:
-        def run() -> Rows:
-            rows = _service().explain(parse_facts(facts_json))
-            return Rows(rows=[list(r) for r in rows])
+        def run() -> Explained:
+            planned = _service().explain(parse_facts(facts_json))
+            return Explained(locks=[PlannedLock(name, mode) for name, mode in planned])
 
         return self._answer("explain", run)
 
-    def command(self, request_json: str) -> str:
-        def run() -> Rows:
-            request = CommandRequest.from_wire(request_json)
-            if request.statement in SERVER_STATEMENTS:  # sent by a server's JVM
-                from ..service.sessions import server_command
+    def showLocks(self, request_json: str) -> str:  # noqa: N802 - the Java interface's name
+        def run() -> Locks:
+            return Locks(locks=_service().show_locks(read_request(ShowLocksRequest, request_json)))
 
-                server_command(request)
-                return Rows()
-            columns, rows = _service().command(request)
-            return Rows(columns=list(columns), rows=[list(r) for r in rows])
+        return self._answer("showLocks", run)
 
-        return self._answer("command", run)
+    def lock(self, request_json: str) -> str:
+        def run() -> Done:
+            _service().lock(read_request(ExplicitLockRequest, request_json))
+            return Done()
+
+        return self._answer("lock", run)
+
+    def unlock(self, request_json: str) -> str:
+        def run() -> Done:
+            _service().unlock(read_request(UnlockRequest, request_json))
+            return Done()
+
+        return self._answer("unlock", run)
+
+    # -- a server's JVM (Thrift / Connect, see sparklock.servers) about its sessions -----------
+    def cancelWaits(self, request_json: str) -> str:  # noqa: N802 - the Java interface's name
+        def run() -> Done:
+            from ..service.sessions import cancel_waits
+
+            cancel_waits(read_request(CancelWaitsRequest, request_json))
+            return Done()
+
+        return self._answer("cancelWaits", run)
+
+    def sessionClosed(self, request_json: str) -> str:  # noqa: N802 - the Java interface's name
+        def run() -> Done:
+            from ..service.sessions import session_closed
+
+            session_closed(read_request(SessionClosedRequest, request_json))
+            return Done()
+
+        return self._answer("sessionClosed", run)
 
     # -- plumbing -------------------------------------------------------------------------------
     def _answer(self, method: str, run) -> str:
@@ -229,7 +267,7 @@ def install_cancel_hooks() -> None:
 
     Cancellations issued from JVM code (Scala, the Spark UI's kill link) do not pass here: in a
     server (``sparklock.servers``) the JVM interrupts the statement's thread and sends
-    ``CANCEL_WAITS`` itself (JDBC cancel, Connect interrupts, session end), and a group cancelled
+    ``cancelWaits`` itself (JDBC cancel, Connect interrupts, session end), and a group cancelled
     with its future jobs (``cancelJobGroupAndFutureJobs``, Spark 4.0+) is seen by the JVM's
     ``CancelledJobGroups``; elsewhere such a wait ends at its budget (``LOCK_CONFLICT``), holding
     nothing.

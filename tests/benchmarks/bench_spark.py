@@ -15,7 +15,7 @@ re-list, no re-list, ZooKeeper, embedded): the locked path's JIT keeps warming f
 statements after the untimed rounds, and a single block per mode charged that to whichever mode
 came first (the embedded manager, whose "re-listing cost" of ~5 ms was that warm-up: at steady
 state, re-listing on and off interleaved differ by less than the noise and the re-listing check
-takes ~0.15 ms, see ``SparkLockBridge.timingStats``). The ZooKeeper server is warmed up first
+takes ~0.15 ms, see ``ShimProbes.timingStats``). The ZooKeeper server is warmed up first
 as in the other benchmarks (``common.warm_up``, 3 s of lock/unlock cycles): a server born for
 the run answers its first thousand requests interpreted, 2-3 times slower than a warm one (a
 production ensemble has served millions), which charged benchmark 4's ZooKeeper column a cold

@@ -9,7 +9,7 @@ ZooKeeper manager (a ZooKeeper of its own on loopback), each with the re-listing
 ``spark.sparklock.read.refreshListing=true`` (re-list what a writer changed since the listing:
 nothing here) and with ``=all`` (every partition directory listed again after every grant, the
 rule before write epochs). ``listed`` is the partition directories the JVM listed per locked
-statement, and the file indexes it refreshed whole (``SparkLockBridge.listingStats``). Blocks
+statement, and the file indexes it refreshed whole (``ShimProbes.listingStats``). Blocks
 run after one untimed statement in every mode, each mode's rounds in two blocks in mirrored
 order (the table's order, then back), each block after one untimed warm-up round of its own.
 The ZooKeeper server is warmed up first with untimed lock sets of the table's width
@@ -40,7 +40,7 @@ LABELS = {"true": "changed only", "all": "full re-list"}
 
 
 def _stats(spark) -> dict[str, int]:
-    text = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge.listingStats()
+    text = spark.sparkContext._jvm.io.sparklock.shim.ShimProbes.listingStats()
     return {k: int(v) for k, v in (part.split("=") for part in text.split())}
 
 

@@ -5,7 +5,7 @@ pruned read and partitioned INSERT on one local session, each locked round paire
 unlocked one, per manager (``embedded,zookeeper`` by default), and times the pieces of the locked
 runs from both ends:
 
-* the JVM's own view (``SparkLockBridge.timingStats``): facts + JSON, the acquire call into
+* the JVM's own view (``ShimProbes.timingStats``): facts + JSON, the acquire call into
   Python, the re-listing check after the grant, the release as the action thread waits for it and
   the release call itself on the release thread;
 * Python, by wrapping its entry points for the run (``PyLockCallback.acquire/release``, the
@@ -199,7 +199,7 @@ def instrument() -> None:
 
 
 def jvm_stats(spark) -> dict[str, int]:
-    text = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge.timingStats()
+    text = spark.sparkContext._jvm.io.sparklock.shim.ShimProbes.timingStats()
     return {k: int(v) for k, v in (part.split("=") for part in str(text).split())}
 
 

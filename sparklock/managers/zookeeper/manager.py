@@ -1,6 +1,6 @@
 """The ZooKeeper lock manager: acquire, check, release, list, unlock — the recipe, in one place.
 
-The requests live in the rooms beside it: :mod:`.creation` (steps 1 and 2), :mod:`.cleanup`
+The requests live in the modules beside it: :mod:`.creation` (steps 1 and 2), :mod:`.cleanup`
 (step 4), :mod:`.queued` (the fair wait), :mod:`.tree` (walks), :mod:`.transport` (every
 request), :mod:`.session` (the process's one kazoo client). The grant check (step 3) and the
 bookkeeping of live lock sets stay here.
@@ -92,7 +92,7 @@ class ZooKeeperLockManager(LockManager):
         self._markers = WaitMarkers(self.transport, self.root)
         self._lock = threading.Lock()
         self._live: dict[int, _Live] = {}
-        # the rooms' state, by reference (what a footprint check looks at)
+        # the helper modules' state, by reference (what a footprint check looks at)
         self._orphans = self._cleanup.orphans
         self._absent = hints.absent
         self._closed = False

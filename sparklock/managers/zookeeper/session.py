@@ -2,7 +2,7 @@
 (and identity: TLS and credentials, see :mod:`.secure_connect`).
 
 Hive learnt this the hard way (HIVE-9119): a client per query exhausts ZooKeeper's connection
-limit. Besides the connection this room owns the session *generation* (bumped on every lost
+limit. Besides the connection this module owns the session *generation* (bumped on every lost
 session, so a manager knows which ephemeral locks died with it), Curator's *session expiration
 simulation* (disconnected for longer than the session timeout means lost: the client is written
 off and abandoned, never resumed), and a worker thread that tells subscribers about lost sessions

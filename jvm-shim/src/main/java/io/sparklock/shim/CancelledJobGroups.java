@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * cancel; but for {@code cancelJobGroupAndFutureJobs} the DAGScheduler records the group
  * ({@code cancelledJobGroups}) and fails every later job of it. The waiting statement would
  * fail at its first job once granted, so its wait may as well end now: while a statement with a
- * job group waits, one daemon thread polls that record and sends Python {@code CANCEL_WAITS} for
+ * job group waits, one daemon thread polls that record and calls Python's {@code cancelWaits} for
  * the group ({@code LOCK_WAIT_CANCELLED}). A plain {@code cancelJobGroup}, {@code
  * cancelJobsWithTag} or {@code cancelAllJobs} made from JVM code leaves no record: Spark itself
  * lets such a statement's later jobs run, and the wait ends at its budget (BRIDGE.md).

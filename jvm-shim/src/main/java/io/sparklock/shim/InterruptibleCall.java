@@ -1,6 +1,5 @@
 package io.sparklock.shim;
 
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -19,12 +18,7 @@ import java.util.function.Supplier;
  */
 final class InterruptibleCall {
   private static final ExecutorService CALLERS =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "sparklock-call");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newCachedThreadPool(AwaitCall.daemon("sparklock-call"));
 
   private InterruptibleCall() {}
 
@@ -40,33 +34,10 @@ final class InterruptibleCall {
       return call.get();
     }
     Future<String> answer = CALLERS.submit(call::get);
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          return answer.get();
-        } catch (InterruptedException e) {
-          if (!interrupted) {
-            interrupted = true;
-            ServerSessions.cancelWaitsOfThisThread(
-                "a cancellation of the statement (its thread was interrupted: JDBC cancel, "
-                    + "Connect interrupt, or its session closed)");
-          }
-        } catch (ExecutionException e) {
-          Throwable cause = e.getCause();
-          if (cause instanceof RuntimeException) {
-            throw (RuntimeException) cause;
-          }
-          if (cause instanceof Error) {
-            throw (Error) cause;
-          }
-          throw new RuntimeException(cause);
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    return AwaitCall.await(answer,
+        () -> ServerSessions.cancelWaitsOfThisThread(
+            "a cancellation of the statement (its thread was interrupted: JDBC cancel, "
+                + "Connect interrupt, or its session closed)"),
+        RuntimeException::new);
   }
 }

@@ -1,7 +1,6 @@
 package io.sparklock.shim;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
@@ -21,25 +20,23 @@ import scala.collection.immutable.Seq;
  * as written, its result schema and its Catalyst plumbing. Running it is {@link
  * LockStatementRunner}'s job, resolving its object {@link LockTargets}'.
  *
- * <p>The JVM owns the SHOW LOCKS columns ({@link #BASIC_COLUMNS}, {@link #EXTENDED_COLUMNS}): the
- * request names them and Python answers those. All are strings; {@code lock_time},
- * {@code acquired_at} and {@code wait_since} are epoch milliseconds as text ("" when none);
- * {@code state} is ACQUIRED or WAITING.
+ * <p>The result columns are the components of the records Python answers with
+ * ({@link Messages.LockRow} for SHOW LOCKS, {@link Messages.PlannedLock} for EXPLAIN LOCKS, read
+ * by {@link RecordColumns}): SHOW LOCKS EXTENDED shows them all, SHOW LOCKS a few. All are
+ * strings.
  */
 public final class LockStatementCommand extends LeafCommandNode {
 
   public enum Kind { SHOW_LOCKS, LOCK, UNLOCK, EXPLAIN_LOCKS }
 
-  public static final List<String> BASIC_COLUMNS = Collections.unmodifiableList(
-      Arrays.asList("name", "mode", "state"));
-  /** New columns go last: a script reading EXTENDED rows by position keeps working. */
-  public static final List<String> EXTENDED_COLUMNS = Collections.unmodifiableList(
-      Arrays.asList(
-          "name", "mode", "query_id", "lock_time", "lock_type", "query_string", "client",
-          "user", "state", "blocked_by", "acquired_at", "wait_since", "agent"));
-  /** EXPLAIN LOCKS: the locks a statement would take. */
-  public static final List<String> EXPLAIN_COLUMNS = Collections.unmodifiableList(
-      Arrays.asList("name", "mode"));
+  /** SHOW LOCKS's columns: the components of {@link Messages.LockRow}. */
+  static final RecordColumns LOCK_ROW = new RecordColumns(Messages.LockRow.class);
+  /** EXPLAIN LOCKS's columns: the locks a statement would take. */
+  static final RecordColumns PLANNED_LOCK = new RecordColumns(Messages.PlannedLock.class);
+
+  public static final List<String> BASIC_COLUMNS = LOCK_ROW.select("name", "mode", "state");
+  public static final List<String> EXTENDED_COLUMNS = LOCK_ROW.names();
+  public static final List<String> EXPLAIN_COLUMNS = PLANNED_LOCK.names();
 
   private final Kind kind;
   /** Table or database name parts as written; null for SHOW LOCKS of everything. */

@@ -3,8 +3,10 @@ package io.sparklock.shim;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.function.Supplier;
 
 import org.apache.spark.SparkContext;
+import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
@@ -14,10 +16,10 @@ import org.apache.spark.sql.execution.QueryExecution;
 
 
 /**
- * Runs one lock statement: builds its request ({@link Messages.CommandRequest}, object resolved by
- * {@link LockTargets}), sends it to Python ({@code SparkLockBridge.callCommand}) and turns the
- * answer into the statement's rows. EXPLAIN LOCKS analyses its statement without running it and
- * asks Python which locks it would take ({@code callExplain}).
+ * Runs one lock statement: builds its request (one {@link Messages} type per statement, object
+ * resolved by {@link LockTargets}), sends it to Python through its own {@link SparkLockBridge}
+ * call and turns the answer into the statement's rows. EXPLAIN LOCKS analyses its statement
+ * without running it and asks Python which locks it would take.
  */
 final class LockStatementRunner {
   private LockStatementRunner() {}
@@ -25,13 +27,12 @@ final class LockStatementRunner {
   static List<Row> run(LockStatementCommand statement, SparkSession session) throws Exception {
     switch (statement.kind()) {
       case SHOW_LOCKS:
-        return rowsOf(statement, command(session, request(statement, session,
-            statement.nameParts() == null ? null : LockTargets.resolve(statement, session))));
+        return showLocks(statement, session);
       case LOCK:
-        lock(session, request(statement, session, LockTargets.resolve(statement, session)));
+        lock(session, lockRequest(statement, session));
         return Collections.emptyList();
       case UNLOCK:
-        command(session, request(statement, session, LockTargets.resolve(statement, session)));
+        unlock(statement, session);
         return Collections.emptyList();
       case EXPLAIN_LOCKS:
         return explainLocks(statement, session);
@@ -40,54 +41,70 @@ final class LockStatementRunner {
     }
   }
 
-  /** The request of SHOW LOCKS / LOCK / UNLOCK (BRIDGE.md "Command requests"). */
-  private static Messages.CommandRequest request(LockStatementCommand statement,
-      SparkSession session, Messages.LockTarget object) {
+  private static List<Row> showLocks(LockStatementCommand statement, SparkSession session)
+      throws AnalysisException {
     var classic = ClassicSession.of(session); // the classic session type differs per Spark line
-    boolean lock = statement.kind() == LockStatementCommand.Kind.LOCK;
-    boolean unlock = statement.kind() == LockStatementCommand.Kind.UNLOCK;
-    // A LOCK TABLE wait ends on a cancellation of its thread's job group or tags (BRIDGE.md).
+    Messages.LockTarget object =
+        statement.nameParts() == null ? null : LockTargets.resolve(statement, session);
+    Messages.ShowLocksRequest request = new Messages.ShowLocksRequest(
+        classic.sessionUUID(), SparkLockBridge.sessionConf(classic), object);
+    Messages.Locks answer = orDisabledAnswer(session,
+        () -> SparkLockBridge.showLocks(request),
+        () -> new Messages.Locks(true, null, null, List.of()));
+    return rowsOf(statement, LockStatementCommand.LOCK_ROW, answer.locks());
+  }
+
+  /** The request of LOCK TABLE / DATABASE (BRIDGE.md "Lock statement requests"). */
+  private static Messages.ExplicitLockRequest lockRequest(LockStatementCommand statement,
+      SparkSession session) throws AnalysisException {
+    var classic = ClassicSession.of(session);
     SparkContext sc = classic.sparkContext();
-    List<String> tags = null;
-    ServerSessions.Identity caller = null;
-    if (lock) {
-      tags = new ArrayList<>(ScalaInterop.list(sc.getJobTags()));
-      tags.sort(null);
-    }
-    if (lock || unlock) { // who owns an explicit lock; who asks to remove one (unlock.policy)
-      caller = ServerSessions.identify(session, sc);
-    }
-    return new Messages.CommandRequest(
-        statement.kind().name(),
+    // A LOCK TABLE wait ends on a cancellation of its thread's job group or tags (BRIDGE.md).
+    List<String> tags = new ArrayList<>(ScalaInterop.list(sc.getJobTags()));
+    tags.sort(null);
+    ServerSessions.Identity caller = ServerSessions.identify(session, sc); // who owns the lock
+    return new Messages.ExplicitLockRequest(
         classic.sessionUUID(),
         SparkLockBridge.sessionConf(classic),
-        statement.kind() == LockStatementCommand.Kind.SHOW_LOCKS ? statement.columns() : null,
-        object,
+        LockTargets.resolve(statement, session),
         statement.lockMode(),
-        lock ? statement.sqlText() : null,
-        lock ? sc.getLocalProperty("spark.jobGroup.id") : null,
+        statement.sqlText(),
+        sc.getLocalProperty("spark.jobGroup.id"),
         tags,
-        caller == null ? null : caller.user(),
-        caller == null ? null : caller.client(),
-        null,
-        null,
-        caller == null ? null : caller.agent());
+        caller.user(),
+        caller.client(),
+        caller.agent());
+  }
+
+  /** UNLOCK TABLE / DATABASE, with who asks to remove the lock (unlock.policy). */
+  private static void unlock(LockStatementCommand statement, SparkSession session)
+      throws AnalysisException {
+    var classic = ClassicSession.of(session);
+    ServerSessions.Identity caller = ServerSessions.identify(session, classic.sparkContext());
+    Messages.UnlockRequest request = new Messages.UnlockRequest(
+        classic.sessionUUID(),
+        SparkLockBridge.sessionConf(classic),
+        LockTargets.resolve(statement, session),
+        caller.user(),
+        caller.client(),
+        caller.agent());
+    orDisabledAnswer(session, () -> SparkLockBridge.unlock(request), () -> null);
   }
 
   /**
    * LOCK TABLE, counted as a grant or a refusal of one lock ({@link LockTelemetry}; the wait is
    * the call's duration). Its release (UNLOCK, a closed server session) is not timed here.
    */
-  private static void lock(SparkSession session, Messages.CommandRequest request) {
+  private static void lock(SparkSession session, Messages.ExplicitLockRequest request) {
     if (!isEnabled(session)) {
-      command(session, request);
+      orDisabledAnswer(session, () -> SparkLockBridge.lock(request), () -> null);
       return;
     }
     SparkContext sc = ClassicSession.of(session).sparkContext();
     long start = System.nanoTime();
     LockTelemetry.waitStarted();
     try {
-      command(session, request);
+      SparkLockBridge.lock(request);
     } catch (RuntimeException e) {
       LockTelemetry.refused(sc, null, request.sql(), e, System.nanoTime() - start);
       throw e;
@@ -97,41 +114,38 @@ final class LockStatementRunner {
     LockTelemetry.granted(sc, null, null, request.sql(), 1, System.nanoTime() - start, false);
   }
 
-  private static Messages.Rows command(SparkSession session, Messages.CommandRequest request) {
-    try {
-      return SparkLockBridge.callCommand(request);
-    } catch (RuntimeException e) {
-      if (disabledWithoutPython(session, e)) {
-        return new Messages.Rows(true, null, null, List.of(), List.of());
-      }
-      throw e;
-    }
-  }
-
   private static List<Row> explainLocks(LockStatementCommand statement, SparkSession session)
       throws Exception {
     LogicalPlan explained = ExplainedStatement.prepare(statement.explainedPlan(), session);
     QueryExecution qe = session.sessionState().executePlan(explained, CommandExecutionMode.SKIP());
     LogicalPlan analyzed = qe.analyzed();
     LogicalPlan optimized = qe.optimizedPlan();
-    String facts = FactsExtractor.factsJson(ClassicSession.of(session), analyzed, optimized, null, null,
-        statement.sqlText());
-    Messages.Rows answer;
-    try {
-      answer = SparkLockBridge.callExplain(facts);
-    } catch (RuntimeException e) {
-      if (disabledWithoutPython(session, e)) {
-        return Collections.emptyList();
-      }
-      throw e;
-    }
-    return rowsOf(statement, answer);
+    String facts = FactsExtractor.factsJson(
+        ClassicSession.of(session), analyzed, optimized, null, null, statement.sqlText());
+    Messages.Explained answer = orDisabledAnswer(session,
+        () -> SparkLockBridge.explain(facts),
+        () -> new Messages.Explained(true, null, null, List.of()));
+    return rowsOf(statement, LockStatementCommand.PLANNED_LOCK, answer.locks());
   }
 
   /**
-   * With {@code spark.sparklock.enabled=false} these statements must never fail, even when no
-   * Python lock service is attached: they then answer like a disabled service (no rows, no-op).
+   * Python's answer; with {@code spark.sparklock.enabled=false} and no Python lock service
+   * attached, {@code disabled}'s instead: these statements then never fail, they answer like a
+   * disabled service (no rows, no-op).
    */
+  private static <T> T orDisabledAnswer(
+      SparkSession session, Supplier<T> call, Supplier<T> disabled) {
+    try {
+      return call.get();
+    } catch (RuntimeException e) {
+      if (disabledWithoutPython(session, e)) {
+        return disabled.get();
+      }
+      throw e;
+    }
+  }
+
+  /** A missing Python lock service under {@code spark.sparklock.enabled=false}. */
   private static boolean disabledWithoutPython(SparkSession session, Exception e) {
     return !isEnabled(session) && e instanceof SparkLockException failure
         && failure.condition() == ErrorCondition.SPARKLOCK_NOT_ATTACHED;
@@ -145,26 +159,15 @@ final class LockStatementRunner {
     }
   }
 
-  /** Rows in the statement's column order, taken by name from Python's {columns, rows}. */
-  private static List<Row> rowsOf(LockStatementCommand statement, Messages.Rows answer) {
-    List<String> columns = statement.columns();
+  /** Rows in the statement's column order, read by name from Python's records. */
+  private static List<Row> rowsOf(LockStatementCommand statement, RecordColumns columns,
+      List<? extends Record> records) {
     List<Row> rows = new ArrayList<>();
-    if (answer.rows() == null) {
-      return rows;
-    }
-    List<String> named = answer.columns() == null ? List.of() : answer.columns();
-    int[] index = new int[columns.size()];
-    for (int c = 0; c < columns.size(); c++) {
-      index[c] = named.isEmpty() ? c : named.indexOf(columns.get(c));
-    }
-    for (List<String> row : answer.rows()) {
-      Object[] values = new Object[columns.size()];
-      for (int c = 0; c < columns.size(); c++) {
-        values[c] = index[c] >= 0 && index[c] < row.size() ? row.get(index[c]) : null;
+    if (records != null) {
+      for (Record record : records) {
+        rows.add(RowFactory.create(columns.values(record, statement.columns())));
       }
-      rows.add(RowFactory.create(values));
     }
     return rows;
   }
-
 }

@@ -8,10 +8,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The callback's answers and the lock-statement request (BRIDGE.md), typed once and read/written
- * with Jackson. {@code sparklock/messages.py} holds the same shapes as dataclasses (a Spark test
- * checks the field names are equal: wire name = camelCase of the Python field). The facts are
- * {@link Facts}' business.
+ * The callback's answers and requests (BRIDGE.md), one type per call, typed once and read/written
+ * with Jackson. {@code sparklock/protocol/messages.py} holds the same shapes as dataclasses (a
+ * Spark test checks the field names are equal: wire name = camelCase of the Python field). The
+ * facts are {@link Facts}' business.
  */
 public final class Messages {
   private Messages() {}
@@ -75,46 +75,66 @@ public final class Messages {
       int read, long whole, long base, List<Integer> indexes, List<Long> epochs) {}
 
   /**
-   * {@code command}'s and {@code explain}'s answer: rows of strings, in {@code columns} order
-   * (empty {@code columns}: in the order the statement shows them).
+   * {@code showLocks}'s answer: every lock (and waiting request) asked for, each a {@link LockRow}
+   * whatever columns the statement shows.
    */
-  public record Rows(boolean ok, String error, Failure failure, List<String> columns,
-      List<List<String>> rows) implements Answer {}
+  public record Locks(boolean ok, String error, Failure failure, List<LockRow> locks)
+      implements Answer {}
+
+  /**
+   * One lock as SHOW LOCKS shows it; the components, in order and in snake_case, are the
+   * EXTENDED columns ({@link RecordColumns}), so a new column is one component here and one field
+   * in Python. All text: {@code lockTime}, {@code acquiredAt} and {@code waitSince} are epoch
+   * milliseconds ("" when none); {@code state} is ACQUIRED or WAITING. New components go last: a
+   * script reading EXTENDED rows by position keeps working.
+   */
+  public record LockRow(String name, String mode, String queryId, String lockTime,
+      String lockType, String queryString, String client, String user, String state,
+      String blockedBy, String acquiredAt, String waitSince, String agent) {}
+
+  /** {@code explain}'s answer: the locks the statement would take, in acquisition order. */
+  public record Explained(boolean ok, String error, Failure failure, List<PlannedLock> locks)
+      implements Answer {}
+
+  /** One lock EXPLAIN LOCKS shows (its columns, as {@link LockRow}'s for SHOW LOCKS). */
+  public record PlannedLock(String name, String mode) {}
 
   /** What a lock statement names: a database ({@code table} null) or a table/partition. */
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public record LockTarget(String database, String table, List<List<String>> partition) {}
 
+  /** SHOW LOCKS [object]: the locks on {@code object} and below (null: every lock). */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public record ShowLocksRequest(String session, Map<String, String> conf, LockTarget object) {}
+
   /**
-   * A SHOW LOCKS / LOCK / UNLOCK request, resolved by the JVM. {@code columns}: the SHOW LOCKS
-   * columns to answer, by name (the JVM owns the result schema); {@code jobGroup}/{@code jobTags}:
-   * what a cancellation of a LOCK wait matches; {@code user}/{@code clientAddress}/{@code agent}:
-   * who locks (as in the facts).
+   * LOCK TABLE / DATABASE. {@code jobGroup}/{@code jobTags}: what a cancellation of its wait
+   * matches; {@code user}/{@code clientAddress}/{@code agent}: who locks (as in the facts).
    */
   @JsonInclude(JsonInclude.Include.NON_NULL)
-  public record CommandRequest(
-      String statement,
-      String session,
-      Map<String, String> conf,
-      List<String> columns,
-      LockTarget object,
-      String mode,
-      String sql,
-      String jobGroup,
-      List<String> jobTags,
-      String user,
-      String clientAddress,
-      String reason,
-      String serverSession,
-      String agent) {
+  public record ExplicitLockRequest(String session, Map<String, String> conf, LockTarget object,
+      String mode, String sql, String jobGroup, List<String> jobTags, String user,
+      String clientAddress, String agent) {}
 
-    /** A server's request about its sessions (CANCEL_WAITS, SESSION_CLOSED), no SQL object. */
-    static CommandRequest ofServer(String statement, String session, String jobGroup,
-        List<String> jobTags, String reason, String serverSession) {
-      return new CommandRequest(statement, session, null, null, null, null, null, jobGroup,
-          jobTags, null, null, reason, serverSession, null);
-    }
-  }
+  /** UNLOCK TABLE / DATABASE, and who asks (the unlock policy decides whether they may). */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public record UnlockRequest(String session, Map<String, String> conf, LockTarget object,
+      String user, String clientAddress, String agent) {}
+
+  /**
+   * A server's statement thread was interrupted while it waited for locks: end the waits of its
+   * job group, else of its Connect operation tags among {@code jobTags}.
+   */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public record CancelWaitsRequest(String jobGroup, List<String> jobTags, String reason) {}
+
+  /**
+   * A server session ended: end its Spark session's waits and apply
+   * {@code spark.sparklock.explicit.onSessionClose} to its LOCK TABLE locks.
+   * {@code serverSession}: {@code thrift:<id>} or {@code connect:<id>}, for the logs.
+   */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public record SessionClosedRequest(String session, String serverSession) {}
 
   /**
    * What only Python sees, for the metrics ({@link LockTelemetry#report}, a JSON array of these):

@@ -27,7 +27,7 @@ public final class QueryEndListener extends SparkListener {
   @Override
   public void onOtherEvent(SparkListenerEvent event) {
     if (event instanceof SparkListenerSQLExecutionEnd) {
-      LockGuard.onExecutionEnd(((SparkListenerSQLExecutionEnd) event).executionId());
+      LockRelease.onExecutionEnd(((SparkListenerSQLExecutionEnd) event).executionId());
     }
   }
 }

@@ -122,7 +122,7 @@ final class ReadFacts {
       return null;
     }
     try {
-      long start = System.nanoTime();
+      long start = StatementHooks.now();
       TableIdentifier id = new TableIdentifier(ref.table(), scala.Option.apply(ref.database()));
       CatalogTable t = known != null ? known : refs.catalog.getTableMetadata(id);
       if (!t.tracksPartitionsInCatalog() && !"hive".equalsIgnoreCase(Refs.providerOf(t))) {
@@ -136,7 +136,7 @@ final class ReadFacts {
           out.add(Refs.orderedSpec(part.spec(), t.partitionColumnNames()));
         }
       }
-      StatementTimings.CATALOG_NANOS.addAndGet(System.nanoTime() - start);
+      StatementHooks.catalogAsked(start);
       return out;
     } catch (Exception e) { // the catalog's NoSuch* exceptions are checked in Java's eyes
       return null;

@@ -25,7 +25,7 @@ import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 /**
  * One statement's extraction context (session, catalog, path owners) and the refs built from
  * Spark's relation types: a {@code CatalogTable}, a v2 relation, a path. Shared by the reads,
- * writes and command-field rooms.
+ * writes and command-field extractors.
  */
 final class Refs {
   final SparkSession session;

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.slf4j.Logger;
@@ -20,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * thread ({@code SparkConnect_OperationTag_User_<user>_Session_<id>_Operation_<id>}), with the
  * client address recorded by {@link ConnectClientInterceptor} when it is installed.
  *
- * <p>When a server session closes, Python is told ({@code SESSION_CLOSED}) so that it can end the
+ * <p>When a server session closes, Python is told ({@code sessionClosed}) so that it can end the
  * session's lock waits and, with {@code spark.sparklock.explicit.onSessionClose=release}, release
  * its LOCK TABLE locks.
  */
@@ -49,12 +50,7 @@ public final class ServerSessions {
   static final Map<String, String> CONNECT_CLIENTS = new ConcurrentHashMap<>();
 
   private static final ExecutorService NOTIFIER =
-      Executors.newSingleThreadExecutor(
-          r -> {
-            Thread t = new Thread(r, "sparklock-session-end");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newSingleThreadExecutor(AwaitCall.daemon("sparklock-session-end"));
 
   private ServerSessions() {}
 
@@ -157,8 +153,8 @@ public final class ServerSessions {
     BY_SPARK_SESSION.remove(uuid);
     NOTIFIER.submit(
         () -> {
-          callQuietly(Messages.CommandRequest.ofServer("SESSION_CLOSED", uuid, null, null, null,
-              kind + ":" + serverSessionId));
+          callQuietly("sessionClosed", cb -> cb.sessionClosed(Messages.write(
+              new Messages.SessionClosedRequest(uuid, kind + ":" + serverSessionId))));
         });
   }
 
@@ -171,25 +167,29 @@ public final class ServerSessions {
     if (sc == null) {
       return;
     }
-    callQuietly(Messages.CommandRequest.ofServer("CANCEL_WAITS", null,
-        sc.getLocalProperty("spark.jobGroup.id"), ScalaInterop.list(sc.getJobTags()), reason,
-        null));
+    cancelWaits(new Messages.CancelWaitsRequest(
+        sc.getLocalProperty("spark.jobGroup.id"), ScalaInterop.list(sc.getJobTags()), reason));
   }
 
   /** End the lock waits of a job group in Python ({@link CancelledJobGroups}). */
   static void cancelWaitsOfGroup(String group, String reason) {
-    callQuietly(Messages.CommandRequest.ofServer("CANCEL_WAITS", null, group, null, reason, null));
+    cancelWaits(new Messages.CancelWaitsRequest(group, null, reason));
   }
 
-  private static void callQuietly(Messages.CommandRequest request) {
+  private static void cancelWaits(Messages.CancelWaitsRequest request) {
+    callQuietly("cancelWaits", cb -> cb.cancelWaits(Messages.write(request)));
+  }
+
+  /** A notification to Python: no callback means nothing to tell, a failure is only logged. */
+  private static void callQuietly(String method, Function<LockCallback, String> invoke) {
     LockCallback cb = SparkLockBridge.callback();
     if (cb == null) {
       return;
     }
     try {
-      cb.command(Messages.write(request));
+      invoke.apply(cb);
     } catch (Exception e) {
-      LOG.warn("sparklock: {} failed: {}", request.statement(), e.toString());
+      LOG.warn("sparklock: {} failed: {}", method, e.toString());
     }
   }
 }

@@ -3,6 +3,7 @@ package io.sparklock.shim;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.ColumnarRule;
@@ -40,43 +41,7 @@ public final class SparkLockBridge {
     return new SparkLockException(ErrorCondition.SPARKLOCK_NOT_ATTACHED, NOT_ATTACHED);
   }
 
-  /**
-   * Tests and benchmarks: what the re-listing after grants did so far in this JVM,
-   * {@code whole=N paths=N fresh=N micros=N} (indexes refreshed whole, partition directories
-   * listed, listings found fresh and not listed, time spent on it).
-   */
-  public static String listingStats() {
-    return FileListings.stats();
-  }
-
-  /**
-   * Tests and benchmarks: where locked statements spent their JVM-side time so far in this JVM,
-   * {@code acquires=N facts=µs catalog=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
-   * (sums; see {@link StatementTimings}).
-   */
-  public static String timingStats() {
-    return StatementTimings.stats();
-  }
-
-  /** Debug/testing aid: the last facts JSON this JVM sent to acquire (null before the first). */
-  private static volatile String lastFacts;
-
-  /** Duration of the last JVM→Python call (ns), for measuring the bridge's cost. */
-  private static volatile long lastCallNanos;
-
-  private static volatile long lastAcquireNanos;
-
   private SparkLockBridge() {}
-
-  /** How long the last call into Python took, in nanoseconds (round trip, JSON included). */
-  public static long lastCallNanos() {
-    return lastCallNanos;
-  }
-
-  /** How long the last acquire call into Python took, in nanoseconds. */
-  public static long lastAcquireNanos() {
-    return lastAcquireNanos;
-  }
 
   /** Attach the Python callback (BRIDGE.md: once per JVM; a later call replaces it). */
   public static void setCallback(LockCallback cb) {
@@ -86,11 +51,6 @@ public final class SparkLockBridge {
   /** The attached callback, or null. */
   public static LockCallback callback() {
     return CALLBACK.get();
-  }
-
-  /** The last facts JSON passed to {@code acquire} (for tests and debugging). */
-  public static String lastFacts() {
-    return lastFacts;
   }
 
   /** Whether {@code spark.sparklock.enabled} (session conf, default true) is on. */
@@ -152,74 +112,70 @@ public final class SparkLockBridge {
 
   /** acquire(facts) → the grant (handle "" = nothing locked); throws on ok=false. */
   static Messages.Acquired acquire(String factsJson) {
-    lastFacts = factsJson;
-    StatementTimings.lastAcquireSent = System.nanoTime();
+    long sent = StatementHooks.now();
     try {
-      return call("acquire", factsJson, Messages.Acquired.class);
+      return call("acquire", cb -> InterruptibleCall.run(() -> cb.acquire(factsJson)),
+          Messages.Acquired.class);
     } finally {
-      StatementTimings.lastAcquireAnswered = System.nanoTime();
+      StatementHooks.acquireCalled(factsJson, sent);
     }
   }
 
   /** release(handle); throws on ok=false. */
   static void release(String handle) {
-    long start = System.nanoTime();
-    StatementTimings.lastReleaseSent = start;
+    long sent = StatementHooks.now();
     try {
-      call("release", handle, Messages.Done.class);
+      call("release", cb -> cb.release(handle), Messages.Done.class);
     } finally {
-      long end = System.nanoTime();
-      StatementTimings.lastReleaseAnswered = end;
-      StatementTimings.RELEASE_CALL_NANOS.addAndGet(end - start);
+      StatementHooks.releaseCalled(sent);
     }
   }
 
-  /** SHOW LOCKS / LOCK / UNLOCK: Python's rows; throws on ok=false or no callback. */
-  static Messages.Rows callCommand(Messages.CommandRequest request) {
-    return call("command", Messages.write(request), Messages.Rows.class);
+  /** EXPLAIN LOCKS: the locks the facts would take; throws on ok=false or no callback. */
+  static Messages.Explained explain(String factsJson) {
+    return call("explain", cb -> cb.explain(factsJson), Messages.Explained.class);
   }
 
-  /** EXPLAIN LOCKS: Python's rows; throws on ok=false or no callback. */
-  static Messages.Rows callExplain(String factsJson) {
-    return call("explain", factsJson, Messages.Rows.class);
+  /** SHOW LOCKS: Python's locks; throws on ok=false or no callback. */
+  static Messages.Locks showLocks(Messages.ShowLocksRequest request) {
+    String json = Messages.write(request);
+    return call("showLocks", cb -> InterruptibleCall.run(() -> cb.showLocks(json)),
+        Messages.Locks.class);
   }
 
-  /** Calls one callback method and reads its answer once, as {@code type}; throws on ok=false. */
-  static <T extends Messages.Answer> T call(String method, String argument, Class<T> type) {
+  /** LOCK TABLE / DATABASE (waits like a statement: interruptible); throws on ok=false. */
+  static Messages.Done lock(Messages.ExplicitLockRequest request) {
+    String json = Messages.write(request);
+    return call("lock", cb -> InterruptibleCall.run(() -> cb.lock(json)), Messages.Done.class);
+  }
+
+  /** UNLOCK TABLE / DATABASE; throws on ok=false or no callback. */
+  static Messages.Done unlock(Messages.UnlockRequest request) {
+    String json = Messages.write(request);
+    return call("unlock", cb -> InterruptibleCall.run(() -> cb.unlock(json)),
+        Messages.Done.class);
+  }
+
+  /**
+   * Calls the callback once ({@code invoke}: one of its methods, {@code method} its name for the
+   * errors) and reads its answer once, as {@code type}; throws on ok=false.
+   */
+  static <T extends Messages.Answer> T call(
+      String method, Function<LockCallback, String> invoke, Class<T> type) {
     LockCallback cb = CALLBACK.get();
     if (cb == null) {
       throw notAttached();
     }
     String answer;
-    long start = System.nanoTime();
     CallbackSockets.noDelay(cb);
     try {
-      switch (method) {
-        case "acquire":
-          answer = InterruptibleCall.run(() -> cb.acquire(argument));
-          break;
-        case "release":
-          answer = cb.release(argument);
-          break;
-        case "explain":
-          answer = cb.explain(argument);
-          break;
-        case "command":
-          answer = InterruptibleCall.run(() -> cb.command(argument));
-          break;
-        default:
-          throw new IllegalArgumentException(method);
-      }
+      answer = invoke.apply(cb);
     } catch (SparkLockException e) {
       throw e;
     } catch (RuntimeException e) {
       // py4j failures (the Python process or its callback server is gone).
       throw new SparkLockException(ErrorCondition.LOCK_SERVICE_UNREACHABLE,
           "calling the Python lock service (" + method + ") failed: " + e, e);
-    }
-    lastCallNanos = System.nanoTime() - start;
-    if ("acquire".equals(method)) {
-      lastAcquireNanos = lastCallNanos;
     }
     T parsed;
     try {
@@ -244,9 +200,9 @@ public final class SparkLockBridge {
 
   /**
    * Fencing (BRIDGE.md): cancels the jobs run while {@code handle} held its locks (they carry
-   * {@link LockGuard#fenceTag}); Python calls it when the handle's locks are lost.
+   * {@link FenceTags#of}); Python calls it when the handle's locks are lost.
    */
   public static void cancelFencedJobs(SparkContext sc, String handle, String reason) {
-    JobCancellation.cancelJobsWithTag(sc, LockGuard.fenceTag(handle), reason);
+    JobCancellation.cancelJobsWithTag(sc, FenceTags.of(handle), reason);
   }
 }

@@ -5,6 +5,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Where a locked statement's own time goes on the JVM side, summed over this JVM's statements
  * (tests and benchmarks: {@code tests/benchmarks/narrow_breakdown.py} subtracts two readings).
+ * An observer of {@link StatementHooks}, installed by {@link ShimProbes} only: production
+ * statements pay nothing for it.
  *
  * <p>Why: a narrow statement's locking overhead is a few milliseconds spread over the JVM (facts,
  * JSON, the call into Python and back, the re-listing check, the release thread) and Python
@@ -13,50 +15,99 @@ import java.util.concurrent.atomic.AtomicLong;
  * a call's wall time here and Python's time inside it is the py4j transport and the scheduling
  * of the threads on either end.
  */
-final class StatementTimings {
+final class StatementTimings implements StatementHooks.Observer {
+  static final StatementTimings INSTANCE = new StatementTimings();
+
   private StatementTimings() {}
 
   /** Acquisitions that called Python (those that named nothing are not counted). */
-  static final AtomicLong ACQUIRES = new AtomicLong();
+  private final AtomicLong acquires = new AtomicLong();
   /** Extracting the facts from the plans and writing their JSON. */
-  static final AtomicLong FACTS_NANOS = new AtomicLong();
+  private final AtomicLong factsNanos = new AtomicLong();
   /** Of those, asking the catalog for the partitions of tables read whole ({@link ReadFacts}). */
-  static final AtomicLong CATALOG_NANOS = new AtomicLong();
+  private final AtomicLong catalogNanos = new AtomicLong();
   /** The acquire call into Python, answer parsed (the action thread waits for it). */
-  static final AtomicLong ACQUIRE_NANOS = new AtomicLong();
+  private final AtomicLong acquireNanos = new AtomicLong();
   /** The re-listing check after the grant ({@link FileListings}), before any job. */
-  static final AtomicLong AFTER_GRANT_NANOS = new AtomicLong();
+  private final AtomicLong afterGrantNanos = new AtomicLong();
   /** Releases that called Python. */
-  static final AtomicLong RELEASES = new AtomicLong();
+  private final AtomicLong releases = new AtomicLong();
   /** The release as the action's thread waits for it (the hand-off to the release thread too). */
-  static final AtomicLong RELEASE_NANOS = new AtomicLong();
+  private final AtomicLong releaseNanos = new AtomicLong();
   /** The release call into Python itself, on the release thread. */
-  static final AtomicLong RELEASE_CALL_NANOS = new AtomicLong();
+  private final AtomicLong releaseCallNanos = new AtomicLong();
 
   /**
    * The last acquire and release calls' start and end ({@code System.nanoTime()}: on Linux the
    * same monotonic clock as Python's {@code time.monotonic_ns()}), so that a reader timing the
    * Python side can tell the delivery of a call from the return of its answer.
    */
-  static volatile long lastAcquireSent;
+  private volatile long lastAcquireSent;
 
-  static volatile long lastAcquireAnswered;
-  static volatile long lastReleaseSent;
-  static volatile long lastReleaseAnswered;
+  private volatile long lastAcquireAnswered;
+  private volatile long lastReleaseSent;
+  private volatile long lastReleaseAnswered;
+  /** The facts JSON of the last acquire call (null before the first). */
+  private volatile String lastFacts;
+
+  @Override
+  public void factsExtracted(long nanos) {
+    factsNanos.addAndGet(nanos);
+  }
+
+  @Override
+  public void catalogAsked(long nanos) {
+    catalogNanos.addAndGet(nanos);
+  }
+
+  @Override
+  public void acquireCalled(String factsJson, long sentAt, long answeredAt) {
+    lastFacts = factsJson;
+    lastAcquireSent = sentAt;
+    lastAcquireAnswered = answeredAt;
+  }
+
+  @Override
+  public void acquired(long nanos) {
+    acquires.incrementAndGet();
+    acquireNanos.addAndGet(nanos);
+  }
+
+  @Override
+  public void afterGrant(long nanos) {
+    afterGrantNanos.addAndGet(nanos);
+  }
+
+  @Override
+  public void releaseCalled(long sentAt, long answeredAt) {
+    lastReleaseSent = sentAt;
+    lastReleaseAnswered = answeredAt;
+    releaseCallNanos.addAndGet(answeredAt - sentAt);
+  }
+
+  @Override
+  public void released(long nanos) {
+    releases.incrementAndGet();
+    releaseNanos.addAndGet(nanos);
+  }
+
+  String lastFacts() {
+    return lastFacts;
+  }
 
   /**
    * {@code acquires=N facts=µs catalog=µs acquire=µs afterGrant=µs releases=N release=µs releaseCall=µs}
    * and the last calls' stamps ({@code lastAcquireSent=ns ...}).
    */
-  static String stats() {
-    return "acquires=" + ACQUIRES.get()
-        + " facts=" + FACTS_NANOS.get() / 1000
-        + " catalog=" + CATALOG_NANOS.get() / 1000
-        + " acquire=" + ACQUIRE_NANOS.get() / 1000
-        + " afterGrant=" + AFTER_GRANT_NANOS.get() / 1000
-        + " releases=" + RELEASES.get()
-        + " release=" + RELEASE_NANOS.get() / 1000
-        + " releaseCall=" + RELEASE_CALL_NANOS.get() / 1000
+  String stats() {
+    return "acquires=" + acquires.get()
+        + " facts=" + factsNanos.get() / 1000
+        + " catalog=" + catalogNanos.get() / 1000
+        + " acquire=" + acquireNanos.get() / 1000
+        + " afterGrant=" + afterGrantNanos.get() / 1000
+        + " releases=" + releases.get()
+        + " release=" + releaseNanos.get() / 1000
+        + " releaseCall=" + releaseCallNanos.get() / 1000
         + " lastAcquireSent=" + lastAcquireSent
         + " lastAcquireAnswered=" + lastAcquireAnswered
         + " lastReleaseSent=" + lastReleaseSent

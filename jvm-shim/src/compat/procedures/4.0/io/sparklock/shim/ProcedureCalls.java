@@ -32,7 +32,7 @@ import scala.collection.immutable.Seq;
  * </ol>
  *
  * Queries the procedure runs itself on this thread treat the call's locks as their enclosing
- * statement's ({@link LockGuard#runDuringAnalysis}). What a call locks is Python's command table
+ * statement's ({@link AnalysisTimeLocks#run}). What a call locks is Python's command table
  * (row {@code Call}): every existing session-catalog table a constant string argument names,
  * reported as the field {@code args}.
  */
@@ -74,7 +74,7 @@ final class ProcedureCalls {
       }
       Facts facts = FactsExtractor.checkedFacts(session, call, call, null, null,
           FactsExtractor.sqlText(call), List.of());
-      return LockGuard.runDuringAnalysis(session, facts, () -> new InvokeProcedures(session)
+      return AnalysisTimeLocks.run(session, facts, () -> new InvokeProcedures(session)
           .apply(call.copy(call.procedure(), call.args(), true)));
     }
   }
