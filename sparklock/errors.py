@@ -17,7 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from pyspark.errors import PySparkException
+try:
+    from pyspark.errors import PySparkException
+except ImportError:  # packaging only: pip's isolated build (setup.py's jars) has no pyspark
+    PySparkException = Exception  # type: ignore[assignment,misc]
 
 from .failures import Condition, Failure, Holder, holders_of, holders_parameter
 

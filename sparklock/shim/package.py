@@ -31,6 +31,14 @@ from .prebuilt import INDEX, LINES, jar_name
 JARS_PREFIX = "pyspark/jars/"
 
 
+def _outside_build_isolation() -> dict[str, str]:
+    """This environment without what pip's isolated build sets to hide the interpreter's own
+    site-packages: under ``pip wheel .`` the build step runs there, and the ``pip`` it needs to
+    fetch a pyspark lives in those site-packages."""
+    hidden = ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONNOUSERBASE")
+    return {k: v for k, v in os.environ.items() if k not in hidden}
+
+
 def compile_classpath(version: str) -> Path:
     """pyspark ``version``'s jars, unpacked once under the user cache."""
     target = user_cache() / "spark-jars" / f"pyspark-{version}"
@@ -46,7 +54,7 @@ def compile_classpath(version: str) -> Path:
             cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps"]
             cmd += ["--disable-pip-version-check", "-w", tmp, f"pyspark=={version}"]
             print("+", " ".join(cmd), file=sys.stderr, flush=True)
-            subprocess.run(cmd, check=True)
+            subprocess.run(cmd, check=True, env=_outside_build_isolation())
             (wheel,) = Path(tmp).glob("pyspark-*.whl")
             unpacked = Path(tmp) / "jars"
             unpacked.mkdir()
