@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..locks.model import LockMode
 from .command_classes import NO_LOCK, simple_name
+from .delta import ROWS as DELTA_ROWS
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 
@@ -444,7 +445,6 @@ RULES: tuple[CommandRule, ...] = (
         note="SHARED on the source",
     ),
     _rule(_DELTA + "OptimizeTableCommand", "OPTIMIZE t (Delta)", Target("child", X)),
-    _rule(_DELTA + "VacuumTableCommand", "VACUUM t (Delta)", Target("child", X)),
     _rule(
         _DELTA + "RestoreTableCommand",
         "RESTORE TABLE t TO VERSION AS OF (Delta)",
@@ -473,6 +473,8 @@ RULES: tuple[CommandRule, ...] = (
         note="SHARED on the source",
     ),
 )
+
+RULES += tuple(_rule(c, s, *(Target(*t) for t in ts), note=n) for c, s, ts, n in DELTA_ROWS)
 
 BY_CLASS: dict[str, CommandRule] = {r.class_name: r for r in RULES}
 """The rows by full class name: what the policy looks up (the facts' ``commandClass``)."""
