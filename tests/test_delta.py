@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -31,6 +32,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.delta, delta.needs_delta]
 
 REPO = Path(__file__).resolve().parent.parent
 SPARKLOCK_EXTENSION = "io.sparklock.shim.SparkLockExtensions"
+DELTA_MAJOR = int((delta.VERSION or "0").split(".")[0])
 
 
 def delta_jar() -> Path:
@@ -189,7 +191,16 @@ def test_delta_table_delete_locks_as_delete(spark):
     "sql,api",
     [
         ("DESCRIBE DETAIL d", lambda t: t.detail().collect()),
-        ("VACUUM d", lambda t: t.vacuum()),
+        pytest.param(
+            "VACUUM d",
+            lambda t: t.vacuum(),
+            marks=pytest.mark.xfail(
+                DELTA_MAJOR < 4,
+                strict=True,
+                reason="Delta 3's DeltaTable.vacuum() runs VacuumCommand.gc outside any "
+                "command: only its listing read is locked (SHARED); SQL VACUUM is EXCLUSIVE",
+            ),
+        ),
         ("OPTIMIZE d", lambda t: t.optimize().executeCompaction()),
     ],
     ids=["detail", "vacuum", "optimize"],
@@ -229,6 +240,7 @@ print("@@" + json.dumps({{
 
 @pytest.mark.parametrize("sparklock_first", [False, True], ids=["delta first", "sparklock first"])
 def test_sparklock_composes_with_configure_spark_with_delta_pip(tmp_path, sparklock_first):
+    delta.jars()  # the cache filled (by the first run on this machine)
     script = COMPOSE.format(
         repo=str(REPO), warehouse=str(tmp_path / "wh"), sparklock_first=sparklock_first
     )
@@ -244,3 +256,6 @@ def test_sparklock_composes_with_configure_spark_with_delta_pip(tmp_path, sparkl
     assert got["catalog"] == delta.CATALOG
     assert got["provider"] == "delta"
     assert got["explain"] == [["default", "SHARED"], ["default@t", "EXCLUSIVE"]]
+    # Spark's resolver found every Delta jar in the cache: nothing downloaded
+    output = proc.stdout + proc.stderr
+    assert re.search(r"\b0 artifacts copied, [1-9]\d* already retrieved", output), output[-3000:]
