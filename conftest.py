@@ -12,6 +12,14 @@ from tests.support.zk_tree import inspecting
 from tests.support.zookeeper import ZooKeeperServer
 
 
+def pytest_configure(config):
+    # here, not in pyproject.toml: tests/versions.py reinstalls its venvs when that file changes
+    config.addinivalue_line(
+        "markers",
+        "delta: needs Delta Lake (delta-spark and its jars): tests/versions.py 3.5 and 4.2.0",
+    )
+
+
 @pytest.fixture(scope="session")
 def zk_server():
     """One real ZooKeeper server for the whole run; each test uses its own namespace."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -470,54 +469,3 @@ def test_crossing_inserts_never_deadlock(spark):
     assert done == {"ab": rounds, "ba": rounds}
     assert time.monotonic() - start < 180
     assert spark.table("xa").count() == 1 + rounds and spark.table("xb").count() == 1 + rounds
-
-
-# -- Delta Lake ---------------------------------------------------------------------------------
-def _delta_jars() -> list[str]:
-    jars = Path(pyspark.__file__).parent / "jars"
-    return sorted(p.name for p in jars.glob("delta-*.jar"))
-
-
-DELTA_SCRIPT = """
-import json, sys, tempfile
-from pyspark.sql import SparkSession
-import sparklock
-b = (SparkSession.builder.master("local[1]")
-     .config("spark.sql.warehouse.dir", tempfile.mkdtemp())
-     .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-     .config("spark.sql.catalog.spark_catalog",
-             "org.apache.spark.sql.delta.catalog.DeltaCatalog"))
-spark = sparklock.configure(b).getOrCreate()
-spark.sql("CREATE TABLE dt (a INT) USING delta")
-spark.sql("CREATE TABLE ds (a INT) USING delta")
-out = {}
-for s in ["DELETE FROM dt WHERE a = 1", "UPDATE dt SET a = 2",
-          "MERGE INTO dt USING ds ON dt.a = ds.a WHEN MATCHED THEN DELETE",
-          "OPTIMIZE dt", "VACUUM dt"]:
-    out[s] = sorted(tuple(r) for r in spark.sql("EXPLAIN LOCKS " + s).collect())
-print(json.dumps(out))
-"""
-
-
-@pytest.mark.skipif(
-    not _delta_jars(),
-    reason="Delta Lake is not installed on this machine: no delta-spark_2.13-*.jar / "
-    "delta-storage-*.jar in pyspark/jars (pip install -e '.[delta]' and its jars); the Delta "
-    "rows are unit-tested on the facts layer in tests/test_commands.py",
-)
-def test_delta_commands_end_to_end():  # pragma: no cover - needs Delta's jars
-    import json
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, "-c", DELTA_SCRIPT], capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
-    dt = ["default@dt", "EXCLUSIVE"]
-    for statement, rows in got.items():
-        assert dt in rows, (statement, rows)
-    assert ["default@ds", "SHARED"] in got[
-        "MERGE INTO dt USING ds ON dt.a = ds.a WHEN MATCHED THEN DELETE"
-    ]

@@ -12,7 +12,13 @@ change the Spark under test. Later runs reuse it (it is reinstalled when setup.c
 
 Without ``--all`` only the tests that start a JVM from the pyspark jars run (markers ``spark``,
 ``zookeeper``, ``hive_interop``); the rest is pure Python and does not depend on the Spark
-version. Arguments after ``--`` go to pytest (their test paths replace the default ``tests``).
+version. Arguments after ``--`` go to pytest (their test paths replace the default ``tests``; a
+``-m`` there replaces the marker selection: ``python3 tests/versions.py 4.2.0 -- -q -m delta``).
+
+The ``delta`` extra (delta-spark) is installed too where a delta-spark release accepts that
+pyspark (delta-spark pins its pyspark line: 3.3.x needs 3.5.3+, 4.4.1 needs 4.0.1 to 4.2.0);
+where none does (pyspark 4.3), the environment has no delta-spark and the Delta tests skip
+saying so. The outcome is remembered in ``.sparklock-delta`` beside the setup stamp.
 The shim jar builds per Spark version (``~/.cache/sparklock/shim/spark-<version>-<hash>``), so runs
 against several versions share one checkout.
 """
@@ -29,6 +35,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SPARK_FACING = "spark or zookeeper or hive_interop"
+#: delta-spark releases whose jars Maven Central (as this machine kind reaches it) does not have:
+#: ``configure_spark_with_delta_pip`` asks Spark for the jar of the installed release, so the
+#: Delta tests run on the newest release whose jar resolves (4.4.0 for Spark 4.2)
+DELTA_UNRESOLVABLE = ("4.4.1",)
 
 
 def venv_root() -> Path:
@@ -97,7 +107,33 @@ def ensure_venv(version: str) -> tuple[Path, str]:
         if _installed_pyspark(venv) != spark:  # pragma: no cover - the constraint forbids it
             raise SystemExit(f"installing sparklock changed pyspark {spark} in {venv}")
         stamp_file.write_text(stamp + "\n")
+    _ensure_delta(venv, spark)
     return venv, spark
+
+
+def _ensure_delta(venv: Path, spark: str) -> None:
+    """Install the ``delta`` extra if some delta-spark release accepts this pyspark; tried once
+    per setup stamp (the constraint keeps pyspark: pip fails rather than change it)."""
+    marker = venv / ".sparklock-delta"
+    stamp = f"{_setup_stamp()} {spark}"
+    if marker.exists() and marker.read_text().split("\n", 1)[0] == stamp:
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as c:
+        c.write(f"pyspark=={spark}\n")
+        c.writelines(f"delta-spark!={v}\n" for v in DELTA_UNRESOLVABLE)
+    cmd = [str(_python(venv)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    cmd += ["-c", c.name, "-e", f"{REPO}[dev,delta]"]
+    print("+", " ".join(cmd), flush=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    finally:
+        os.unlink(c.name)
+    if proc.returncode == 0:
+        outcome = "delta-spark installed"
+    else:
+        outcome = f"no delta-spark release accepts pyspark {spark}"
+    print(f"+ {outcome}", flush=True)
+    marker.write_text(f"{stamp}\n{outcome}\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     venv, spark = ensure_venv(args.version)
     cmd = [str(_python(venv)), "-m", "pytest"]
-    if not args.all:
+    if not args.all and "-m" not in extra:
         cmd += ["-m", SPARK_FACING]
     cmd += extra or ["-q"]
     print(f"+ pyspark {spark} in {venv}: {' '.join(cmd[1:])}", flush=True)

@@ -29,6 +29,7 @@ from .command_rule import (
     X,
     rule,
 )
+from .delta import ROWS as DELTA_ROWS
 
 # Spark SQL (session catalog; class names as analysed by Spark 4.x)
 RULES: tuple[CommandRule, ...] = (
@@ -375,7 +376,6 @@ RULES: tuple[CommandRule, ...] = (
         note="SHARED on the source",
     ),
     rule(DELTA + "OptimizeTableCommand", "OPTIMIZE t (Delta)", Target("child", X)),
-    rule(DELTA + "VacuumTableCommand", "VACUUM t (Delta)", Target("child", X)),
     rule(
         DELTA + "RestoreTableCommand",
         "RESTORE TABLE t TO VERSION AS OF (Delta)",
@@ -404,6 +404,8 @@ RULES: tuple[CommandRule, ...] = (
         note="SHARED on the source",
     ),
 )
+
+RULES += tuple(rule(c, s, *(Target(*t) for t in ts), note=n) for c, s, ts, n in DELTA_ROWS)
 
 BY_CLASS: dict[str, CommandRule] = {r.class_name: r for r in RULES}
 """The rows by full class name: what the policy looks up (the facts' ``commandClass``)."""

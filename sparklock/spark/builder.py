@@ -28,6 +28,32 @@ def _append(current: Any, item: str) -> str:
     return ",".join(items)
 
 
+def _last(current: Any, item: str) -> str:
+    """``item`` moved (or added) to the end of a comma-separated list."""
+    items = [x.strip() for x in str(current or "").split(",") if x.strip() and x.strip() != item]
+    return ",".join([*items, item])
+
+
+def _settle(builder: SparkSession.Builder, jar: str) -> None:
+    """Just before the session starts: the settings of :func:`configure` still there, whatever
+    the builder was given after it, and the extension last in ``spark.sql.extensions``.
+
+    Another library's helper may have replaced a list after ``configure`` (a later
+    ``.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")``). Last,
+    because each extension's parser wraps the ones before it: the lock-statement parser must be
+    the outermost, so that the statement ``EXPLAIN LOCKS`` explains is parsed by every other
+    extension's parser (Delta's ``OPTIMIZE``, ``VACUUM``, ...) and not by Spark's alone.
+    """
+    from .. import shim
+
+    options = builder._options
+    builder.config("spark.jars", _append(options.get("spark.jars"), jar))
+    builder.config(
+        "spark.sql.extensions", _last(options.get("spark.sql.extensions"), shim.EXTENSION_CLASS)
+    )
+    builder.config("spark.plugins", _append(options.get("spark.plugins"), shim.PLUGIN_CLASS))
+
+
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Install sparklock into a ``SparkSession.Builder`` and return the same builder.
 
@@ -45,7 +71,10 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
       service attached to its JVM (:func:`attach`), its ``spark.sparklock.*`` values checked and
       its lock manager reached (:mod:`sparklock.spark.startup`: ``ConfigError`` /
-      ``LockManagerUnavailableError`` from ``getOrCreate()``, the session left running).
+      ``LockManagerUnavailableError`` from ``getOrCreate()``, the session left running); it puts
+      the three settings back if something replaced them after this call and makes the extension
+      the last one (:func:`_settle`), so other libraries' helpers (Delta's
+      ``configure_spark_with_delta_pip``, their extensions) compose before or after this call.
 
     Lock settings are ordinary ``spark.sparklock.*`` keys on the builder (``.config(...)``, see
     docs/configuration.md). Calling it twice is harmless. ``remote("local[...]")`` works
@@ -85,6 +114,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         return builder
 
     def getOrCreate() -> SparkSession:  # noqa: N802 - pyspark's name
+        _settle(builder, jar)
         _ensure_loadable(jar)
         with warnings.catch_warnings():
             # remote("local[...]"): the Connect client re-sends the builder's static options

@@ -81,12 +81,16 @@ def spark_jars() -> list[Path]:
     return sorted((Path(pyspark.__file__).parent / "jars").glob("spark-*.jar"))
 
 
-def _headers(jars: list[Path]) -> dict[str, ClassHeader]:
+SPARK_SQL = ("org/apache/spark/sql/",)
+DELTA = ("",)  # every class of a Delta jar: it adds some to Spark's own packages too
+
+
+def _headers(jars: list[Path], prefixes: tuple[str, ...] = SPARK_SQL) -> dict[str, ClassHeader]:
     out: dict[str, ClassHeader] = {}
     for jar in jars:
         with zipfile.ZipFile(jar) as z:
             for entry in z.namelist():
-                if not (entry.startswith("org/apache/spark/sql/") and entry.endswith(".class")):
+                if not (entry.startswith(prefixes) and entry.endswith(".class")):
                     continue
                 header = read_header(z.read(entry))
                 out[header.name] = header
@@ -106,7 +110,43 @@ def command_classes() -> frozenset[str]:
     Only ``org.apache.spark.sql`` packages are read: ``Command`` lives in catalyst, and a command
     outside that tree would have to extend it from another package of Spark SQL's own jars.
     """
-    headers = _headers(spark_jars())
+    return _commands(_headers(spark_jars()))
+
+
+def delta_command_classes(delta_jars: list[Path]) -> frozenset[str]:
+    """The same for the classes of Delta's jars (``org.apache.spark.sql.delta``, ``io.delta``),
+    their hierarchy read together with Spark's."""
+    delta = _headers(delta_jars, DELTA)
+    return frozenset(_commands({**_headers(spark_jars()), **delta}) & set(_names(delta)))
+
+
+def delta_plan_classes(delta_jars: list[Path]) -> frozenset[str]:
+    """The concrete logical plans of Delta's jars that are no command (what Delta's parser and
+    analysis build before the commands: statements, time travel, Change Data Feed reads)."""
+    delta = _headers(delta_jars, DELTA)
+    headers = {**_headers(spark_jars()), **delta}
+
+    @functools.cache
+    def is_plan(name: str | None) -> bool:
+        if name is None or name not in headers or name == LOGICAL_PLAN:
+            return name == LOGICAL_PLAN
+        h = headers[name]
+        return any(is_plan(s) for s in (h.superclass, *h.interfaces))
+
+    plans = {
+        n[:-1] if n.endswith("$") else n
+        for n, h in delta.items()
+        if h.concrete and not _is_anonymous(n) and is_plan(n)
+    }
+    return frozenset(plans - _commands(headers))
+
+
+def _names(headers: dict[str, ClassHeader]) -> set[str]:
+    return {n[:-1] if n.endswith("$") else n for n in headers}
+
+
+def _commands(headers: dict[str, ClassHeader]) -> frozenset[str]:
+    """The concrete command (and streaming write) classes among ``headers``."""
 
     @functools.cache
     def is_command(name: str | None) -> bool:
