@@ -182,7 +182,7 @@ public final class LockGuard {
     }
     T result;
     try {
-      result = body.get();
+      result = Lease.within(held.handle, body);
     } catch (Throwable e) {
       removeTag(sc, tag);
       try {
@@ -322,7 +322,9 @@ public final class LockGuard {
       long start = System.nanoTime();
       try {
         releaseOffThread(held.handle);
+        Lease.unbind(held.handle, false); // LOCKS_LOST: its lease lapsed while it held them
       } catch (RuntimeException e) {
+        Lease.unbind(held.handle, true);
         error = String.valueOf(e.getMessage());
         throw e;
       } finally {
@@ -478,6 +480,7 @@ public final class LockGuard {
     held.facts = facts;
     held.readEpochs = granted.readEpochs();
     held.handle = granted.handle() == null ? "" : granted.handle();
+    Lease.bind(sc, held.handle, granted.leaseEpoch(), granted.leaseUntilNs());
     held.waitedNs = granted.waitedNs() != null ? granted.waitedNs() : held.grantedAtNanos - start;
     if (node != null) {
       node.recordLockWait(held.waitedNs, held.executionId);
