@@ -73,3 +73,18 @@ def test_partition_between_driver_and_zookeeper(zk_server, tmp_path):
             inflict=lambda driver: proxy.cut(),
             heal=lambda driver: None,
         )
+
+
+def test_leader_killed_during_grants_and_releases(tmp_path):
+    """A 3-server ensemble loses its leader while two writers take turns on one path."""
+    from tests.support.zookeeper import ZooKeeperEnsemble
+
+    bad = []
+    for k in range(nemesis.trials()):
+        with ZooKeeperEnsemble(3) as ensemble:
+            namespace = f"nemesis_{uuid.uuid4().hex[:8]}"
+            churn = nemesis.churn_trial(ensemble, namespace, tmp_path / str(k))
+        print(churn.line())
+        bad += churn.violations()
+    print(f"nemesis leader-killed: {nemesis.trials()} trial(s), {len(bad)} violation(s)")
+    assert not bad

@@ -236,3 +236,93 @@ def stop_group(driver: Driver) -> None:
 
 def continue_group(driver: Driver) -> None:
     os.killpg(driver.proc.pid, signal.SIGCONT)
+
+
+#: What a statement may fail with while the ensemble fails over (anything else is a violation).
+FAILOVER_CODES = ("LOCKS_LOST", "LOCK_MANAGER_UNAVAILABLE", "LOCK_CONFLICT")
+
+
+@dataclass
+class Churn:
+    """Writers overwriting in turn while the ensemble's leader is killed."""
+
+    answers: dict[str, dict]  # batch -> its statement's answer
+    rows: dict[str, int]  # batch -> rows written
+    final: Counter
+    killed: str
+
+    def violations(self) -> list[str]:
+        out = []
+        if len(self.final) != 1:
+            out.append(f"the path holds {dict(self.final)}: not exactly one batch")
+        else:
+            ((batch, count),) = self.final.items()
+            if count != self.rows.get(batch):
+                out.append(f"batch {batch} has {count} rows of {self.rows.get(batch)}")
+            elif not self.answers.get(batch, {}).get("ok"):
+                out.append(f"batch {batch} is visible but its statement failed")
+        for batch, answer in self.answers.items():
+            error = str(answer.get("error"))
+            if not answer.get("ok") and not any(c in error for c in FAILOVER_CODES):
+                out.append(f"{batch} failed with something else: {error[:300]}")
+        return out
+
+    def line(self) -> str:
+        failed = {b: str(a.get("error"))[:40] for b, a in self.answers.items() if not a.get("ok")}
+        return f"nemesis leader-killed ({self.killed}): final {dict(self.final)}, failed {failed}"
+
+
+def leader(ensemble) -> object | None:
+    from tests.support.zookeeper import four_letter
+
+    for server in ensemble.servers:
+        try:
+            if "Mode: leader" in four_letter(server.port, "srvr"):
+                return server
+        except OSError:
+            continue
+    return None
+
+
+def churn_trial(ensemble, namespace: str, work: Path, rounds: int = 3) -> Churn:
+    """A and B each overwrite ``rounds`` times (their own batch sizes); the leader is killed
+    once A holds its first lock. The ensemble keeps its other two servers (a quorum)."""
+    path = work / "target"
+    drivers = start_drivers(
+        [
+            dict(
+                quorum=ensemble.address,
+                namespace=namespace,
+                warehouse=str(work / name),
+                conf=driver_conf(),
+            )
+            for name in ("a", "b")
+        ]
+    )
+    answers: dict[str, dict] = {}
+    rows = {f"{name}{k}": size + k for name, size in (("A", 6), ("B", 4)) for k in range(rounds)}
+
+    def writer(driver: Driver, name: str) -> None:
+        for k in range(rounds):
+            batch = f"{name}{k}"
+            cmd = {"op": "overwrite", "path": str(path), "batch": batch, "rows": rows[batch]}
+            answers[batch] = driver.send({**cmd, "tasks": 2, "seconds": 0.3}, 180)
+
+    try:
+        pairs = zip(drivers, ("A", "B"), strict=True)
+        threads = [threading.Thread(target=writer, args=pair) for pair in pairs]
+        with inspecting(ensemble.address) as zk:
+            threads[0].start()
+            watch_locks(zk, "/" + namespace)
+            threads[1].start()
+            time.sleep(0.5)  # B queued behind A: grants and releases under way
+            victim = leader(ensemble)
+            if victim is None:
+                raise AssertionError("no ensemble member says it leads")
+            victim.stop(kill=True)
+        for t in threads:
+            t.join(600)
+        return Churn(answers, rows, read_batches(path), victim.address)
+    finally:
+        for d in drivers:
+            d.close()
