@@ -88,3 +88,17 @@ def test_leader_killed_during_grants_and_releases(tmp_path):
         bad += churn.violations()
     print(f"nemesis leader-killed: {nemesis.trials()} trial(s), {len(bad)} violation(s)")
     assert not bad
+
+
+def test_python_paused_with_separate_executor_jvms(zk_server, tmp_path):
+    """The pause case in ``local-cluster`` mode: A's tasks run in an executor JVM of their own,
+    which the driver JVM's fence must reach (job cancellation) and whose task commits must stay
+    in A's own staging area."""
+    run(
+        "python-paused-local-cluster",
+        zk_server,
+        tmp_path,
+        a_conf={"spark.master": "local-cluster[1,2,1024]"},
+        inflict=nemesis.stop_python,
+        heal=nemesis.continue_python,
+    )
