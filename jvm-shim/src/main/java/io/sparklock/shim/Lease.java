@@ -229,7 +229,7 @@ public final class Lease {
         }
         synchronized (WAKE) {
           // A renewal or a new statement wakes it; at most 1 s between looks otherwise.
-          long millis = Math.max(1, Math.min(1000, (wait + 999_999) / 1_000_000));
+          long millis = wait >= 1_000_000_000L ? 1000 : Math.max(1, wait / 1_000_000 + 1);
           WAKE.wait(millis);
         }
       } catch (InterruptedException e) {
