@@ -20,10 +20,11 @@ MIN_INTERVAL = 0.2
 
 
 class LeasePusher:
-    """The newest ``(epoch, deadline_ns)`` and the thread that hands it to the JVM."""
+    """The newest deadline per epoch (a process may hold several ZooKeeper sessions: other
+    quorums, timeouts or credentials) and the thread that hands them to the JVM."""
 
     def __init__(self) -> None:
-        self._newest: tuple[int, int] | None = None
+        self._newest: dict[int, int] = {}
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
@@ -31,7 +32,7 @@ class LeasePusher:
 
     def __call__(self, epoch: int, deadline_ns: int) -> None:
         """A renewal (on a connection thread: records and wakes, never blocks)."""
-        self._newest = (epoch, deadline_ns)
+        self._newest[epoch] = deadline_ns
         self._wake.set()
         if self._thread is None:
             self._start()
@@ -45,18 +46,15 @@ class LeasePusher:
                 self._thread.start()
 
     def _run(self) -> None:
-        pushed: tuple[int, int] | None = None
+        pushed: dict[int, int] = {}
         while True:
             self._wake.wait()
             self._wake.clear()
-            newest = self._newest
-            if newest is None or newest == pushed:
-                continue
-            if not _push(*newest):
-                continue
-            pushed = newest
-            self.pushes += 1
-            time.sleep(MIN_INTERVAL)  # renewals meanwhile: the newest goes with the next push
+            for epoch, deadline in list(self._newest.items()):
+                if pushed.get(epoch) != deadline and _push(epoch, deadline):
+                    pushed[epoch] = deadline
+                    self.pushes += 1
+            time.sleep(MIN_INTERVAL)  # renewals meanwhile: the newest go with the next push
 
 
 def _push(epoch: int, deadline_ns: int) -> bool:

@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
  * the monotonic instant ({@code System.nanoTime()}, CLOCK_MONOTONIC as Python's
  * {@code time.monotonic_ns()}) until which that session's locks are certainly held: the send
  * time of the last answered request plus the session timeout minus the margin. A statement
- * granted under an epoch ({@link #bind}) is covered while the epoch is still the current one and
- * the deadline has not passed. Python only pushes; it is the JVM that acts, so a stalled Python
+ * granted under an epoch ({@link #bind}) is covered until that epoch's deadline passes; an
+ * ended session is no longer renewed, so its deadline passes before the server's expiry. Python only pushes; it is the JVM that acts, so a stalled Python
  * (SIGSTOP, a debugger, a long GIL hold) or a partition lets the lease lapse and the JVM fences
  * on its own: the watchdog cancels the statement's jobs, its commits are refused
  * ({@link #checkCommit}) and its release fails with {@code LOCKS_LOST}.
@@ -32,10 +32,15 @@ public final class Lease {
 
   private Lease() {}
 
-  /** The current session and its deadline, replaced together. */
-  private record Term(long epoch, long deadlineNanos) {}
+  /**
+   * Each session's deadline. A process may hold several sessions at once (ZooKeeper clients of
+   * other quorums, timeouts or credentials); a session that ended is simply no longer renewed,
+   * so its deadline passes before the server's expiry.
+   */
+  private static final Map<Long, Long> DEADLINES = new ConcurrentHashMap<>();
 
-  private static volatile Term term = new Term(Long.MIN_VALUE, Long.MIN_VALUE);
+  /** Deadlines further back than this are forgotten (their statements were fenced long ago). */
+  private static final long FORGET_NANOS = 600_000_000_000L;
 
   /** One granted statement under a lease. */
   static final class Bound {
@@ -66,26 +71,25 @@ public final class Lease {
   private static Thread watchdog;
 
   /**
-   * Python: the session {@code epoch}'s locks are held until {@code deadlineNanos}. A deadline
-   * only moves forward within an epoch; a new epoch (a new session) replaces the term, which
-   * lapses every statement bound to an older one.
+   * Python: the session {@code epoch}'s locks are held until {@code deadlineNanos} (a deadline
+   * only moves forward).
    */
   public static void renew(long epoch, long deadlineNanos) {
     synchronized (WAKE) {
-      Term t = term;
-      if (t.epoch == epoch && t.deadlineNanos >= deadlineNanos) {
+      Long old = DEADLINES.get(epoch);
+      if (old != null && old >= deadlineNanos) {
         return;
       }
-      term = new Term(epoch, t.epoch == epoch ? Math.max(t.deadlineNanos, deadlineNanos)
-          : deadlineNanos);
+      DEADLINES.put(epoch, deadlineNanos);
+      long now = System.nanoTime();
+      DEADLINES.values().removeIf(d -> now - d > FORGET_NANOS);
       WAKE.notifyAll();
     }
   }
 
-  /** The current deadline ({@code System.nanoTime()} scale) of {@code epoch}, or MIN_VALUE. */
+  /** The deadline ({@code System.nanoTime()} scale) of {@code epoch}, or MIN_VALUE. */
   public static long deadline(long epoch) {
-    Term t = term;
-    return t.epoch == epoch ? t.deadlineNanos : Long.MIN_VALUE;
+    return DEADLINES.getOrDefault(epoch, Long.MIN_VALUE);
   }
 
   /**
@@ -158,11 +162,11 @@ public final class Lease {
 
   /** Why {@code b}'s lease no longer holds, or null while it does. */
   private static String lapse(Bound b) {
-    Term t = term;
-    if (t.epoch != b.epoch) {
-      return "the ZooKeeper session its locks belong to has ended";
+    Long deadline = DEADLINES.get(b.epoch);
+    if (deadline == null) {
+      return "no lease is known for the ZooKeeper session its locks belong to";
     }
-    long late = System.nanoTime() - t.deadlineNanos;
+    long late = System.nanoTime() - deadline;
     if (late >= 0) {
       return String.format("the lease of its ZooKeeper locks lapsed %.0f ms ago (no answer from "
           + "ZooKeeper reached the lock service in time)", late / 1e6);
@@ -224,7 +228,7 @@ public final class Lease {
           if (reason != null) {
             fence(b, reason);
           } else {
-            wait = Math.min(wait, term.deadlineNanos - System.nanoTime());
+            wait = Math.min(wait, deadline(b.epoch) - System.nanoTime());
           }
         }
         synchronized (WAKE) {
