@@ -118,6 +118,15 @@ def watch_locks(client, root: str, timeout: float = 60.0) -> ExpiryWatch:
     raise TimeoutError(f"no lock appeared under {root} within {timeout}s")
 
 
+def wait_for_job(path: Path, timeout: float = 60.0) -> None:
+    """Until the writer's job has set up its staging under ``path`` (after its grant)."""
+    deadline = time.monotonic() + timeout
+    while not (path / "_temporary").exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no job staged under {path} within {timeout}s")
+        time.sleep(0.05)
+
+
 @dataclass
 class Trial:
     """What one fault left: A's and B's answers, the data, the instants."""
@@ -190,6 +199,7 @@ def pause_trial(
             cmd = {"op": "overwrite", "path": str(path), "batch": "A", "rows": A_ROWS}
             submit(a, {**cmd, "tasks": A_TASKS, "seconds": A_SECONDS})
             watch = watch_locks(zk, "/" + namespace)
+            wait_for_job(path)  # granted, and its job set up: A writes under its lock
             started = time.monotonic()
             inflict(a)
             if not watch.wait(30):
