@@ -127,6 +127,26 @@ public final class Lease {
   }
 
   /**
+   * A fenced statement does not wait for Python's release (Python may be stalled, or retrying
+   * against an unreachable ZooKeeper until it presumes the session expired): the release goes on
+   * in the background and the statement fails with {@code LOCKS_LOST} now. No-op otherwise.
+   */
+  static void releaseFenced(String handle, java.util.concurrent.ExecutorService releaser) {
+    Bound b = handle == null ? null : BOUND.get(handle);
+    if (b == null || b.fenced == null) {
+      return;
+    }
+    releaser.submit(() -> {
+      try {
+        SparkLockBridge.release(handle);
+      } catch (RuntimeException e) {
+        LOG.warn("sparklock: releasing fenced {} failed: {}", handle, e.getMessage());
+      }
+    });
+    unbind(handle, false);
+  }
+
+  /**
    * Runs a statement's body with its handle marked as the current thread's, so that a commit
    * made on this thread is checked against its lease; refuses to start under a lapsed lease.
    */

@@ -321,6 +321,7 @@ public final class LockGuard {
       String error = null;
       long start = System.nanoTime();
       try {
+        Lease.releaseFenced(held.handle, RELEASER); // LOCKS_LOST at once: Python may be stuck
         releaseOffThread(held.handle);
         Lease.unbind(held.handle, false); // LOCKS_LOST: its lease lapsed while it held them
       } catch (RuntimeException e) {
