@@ -227,6 +227,18 @@ class LockManager(ABC):
         as the process. Default: now (no promise beyond this moment)."""
         return time.monotonic()
 
+    def lease_term(self) -> tuple[int, int] | None:
+        """The lease the driver's JVM enforces on its own (jvm-shim ``Lease``): ``(epoch,
+        deadline)``, the session the locks belong to and until when (``time.monotonic_ns()``) they
+        are certainly held. None: the JVM does not enforce one (locks that cannot lapse, or a
+        backend that fences from Python only). Default: None."""
+        return None
+
+    def watch_lease(self, listener: Callable[[int, int], None]) -> None:
+        """Call ``listener(epoch, deadline)`` at every renewal of :meth:`lease_term` (on a
+        connection thread: it must not block; idempotent). Default: nothing renews."""
+        return None
+
     # -- maintenance (python -m sparklock stale) -------------------------------------------------
     def remove_locks(self, infos: Sequence[LockInfo]) -> list[str]:
         """Force-remove exactly these locks (the operator's sweep of stale explicit locks);

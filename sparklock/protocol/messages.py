@@ -79,7 +79,10 @@ class Acquired:
     JVM re-lists the files the statement reads (``spark.sparklock.read.refreshListing``: the key
     is this side's, the JVM only reads this answer), for the JVM's metrics and listener events
     how many locks were granted and how long getting them took, and the write epochs of the
-    tables read, taken after the grant (None: re-list all of them)."""
+    tables read, taken after the grant (None: re-list all of them). ``lease_epoch``/
+    ``lease_until_ns``: the ZooKeeper session the locks belong to and until when
+    (``time.monotonic_ns()``) they are certainly held: the JVM fences the statement on its own
+    once that passes (None: locks that cannot lapse)."""
 
     ok: bool = True
     error: str | None = None
@@ -89,6 +92,8 @@ class Acquired:
     lock_count: int | None = None
     waited_ns: int | None = None
     read_epochs: ReadEpochs | None = None
+    lease_epoch: int | None = None
+    lease_until_ns: int | None = None
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,11 @@ from .locate import scala_version, spark_jars_dir, spark_line, spark_version, us
 EXTENSION_CLASS = "io.sparklock.shim.SparkLockExtensions"
 BRIDGE_CLASS = "io.sparklock.shim.SparkLockBridge"
 PLUGIN_CLASS = "io.sparklock.shim.SparkLockPlugin"
+COMMIT_PROTOCOL_CLASS = "io.sparklock.shim.LeaseCommitProtocol"
 
 __all__ = [
     "BRIDGE_CLASS",
+    "COMMIT_PROTOCOL_CLASS",
     "EXTENSION_CLASS",
     "JAR_NAME",
     "PLUGIN_CLASS",

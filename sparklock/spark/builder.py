@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pyspark is imported only when a session is built
     from pyspark.sql import SparkSession
 
 _attach_lock = threading.Lock()
+COMMIT_PROTOCOL_KEY = "spark.sql.sources.commitProtocolClass"
 _callbacks: dict[int, Any] = {}  # id(py4j gateway) -> PyLockCallback
 
 
@@ -66,6 +67,9 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
       (:mod:`sparklock.spark.driver_classpath`);
     * ``spark.sql.extensions``: ``io.sparklock.shim.SparkLockExtensions``, which takes the locks of
       every statement and parses the lock statements;
+    * ``spark.sql.sources.commitProtocolClass``: ``io.sparklock.shim.LeaseCommitProtocol`` (unless
+      the builder names one): Spark's own, with a staging area per job and the lease checked
+      before a job's output becomes visible (docs/fencing.md);
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
       metric source with the driver's metrics system (docs/operations.md, "Metrics and events");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
@@ -109,6 +113,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         "spark.sql.extensions", _append(options.get("spark.sql.extensions"), shim.EXTENSION_CLASS)
     )
     builder.config("spark.plugins", _append(options.get("spark.plugins"), shim.PLUGIN_CLASS))
+    if not options.get(COMMIT_PROTOCOL_KEY):  # a protocol of the user's own is kept (fencing.md)
+        builder.config(COMMIT_PROTOCOL_KEY, shim.COMMIT_PROTOCOL_CLASS)
     original = builder.getOrCreate
     if getattr(original, "_sparklock_wrapped", False):
         return builder

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Iterator
 
 from ..errors import LocksLostError, LockWaitCancelledError, SparkLockError
+from ..managers.base import LockManager
 from ..protocol.messages import (
     Acquired,
     CancelWaitsRequest,
@@ -79,12 +80,15 @@ class PyLockCallback:
             held = service.held(handle) if handle else None
             refresh = _refresh_listing(facts)
             epochs = service.read_epochs(facts) if refresh else None  # after the grant
+            term = self._lease(held)
             return Acquired(
                 handle=handle or "",
                 refresh_listing=refresh,
                 lock_count=len(held.locks) if held is not None else 0,
                 waited_ns=held.waited_ns if held is not None else None,
                 read_epochs=epochs,
+                lease_epoch=term[0] if term is not None else None,
+                lease_until_ns=term[1] if term is not None else None,
             )
 
         return self._answer("acquire", run)
@@ -141,6 +145,18 @@ class PyLockCallback:
             return Done()
 
         return self._answer("sessionClosed", run)
+
+    # -- the lease --------------------------------------------------------------------------------
+    def _lease(self, held) -> tuple[int, int] | None:
+        """The lease ``held`` lives under (None: none the JVM enforces); its renewals are pushed
+        to the JVM from then on (:mod:`.lease_push`)."""
+        manager = held.manager if held is not None else None
+        term = manager.lease_term() if isinstance(manager, LockManager) else None
+        if term is not None:
+            from .lease_push import pusher
+
+            manager.watch_lease(pusher())
+        return term
 
     # -- plumbing -------------------------------------------------------------------------------
     def _answer(self, method: str, run) -> str:

@@ -18,6 +18,10 @@ stdout (Spark's own output goes to stderr):
   first, fill) the shared tables of the stress workload -> partitions per table
 * ``{"op": "stress", "tables": [...], "threads": 2, "seconds": 20, "seed": 1, "log": path,
   "short_budget": {conf}}``: the stress workload (see :func:`stress`) -> its summary
+* ``{"op": "overwrite", "path": p, "batch": "A", "rows": 8, "tasks": 4, "seconds": 0}``: overwrite
+  parquet ``p`` with a recognisable batch (``rows`` rows tagged ``batch``, each task sleeping
+  ``seconds`` per row) -> ``{"ok": ..., "error": ...}`` (the nemesis tests)
+* ``{"op": "fences"}`` -> the JVM's lease fences so far ``[[handle, nanoTime], ...]`` and its clock
 * ``{"op": "exit"}``
 
 UDFs registered: ``slow(x, seconds)`` sleeps then returns ``x``; ``boom(x)`` raises.
@@ -112,6 +116,20 @@ def sigint_during(spark, sql: str, after: float, when: str = "job") -> dict:
         }
     finally:
         timer.cancel()
+
+
+def overwrite(spark, cmd: dict) -> dict:
+    """One writer's batch: ``rows`` rows of ``batch`` over ``tasks`` tasks, overwriting."""
+    rows, tasks = int(cmd.get("rows", 8)), int(cmd.get("tasks", 4))
+    seconds = float(cmd.get("seconds", 0))
+    df = spark.range(rows, numPartitions=tasks).selectExpr(
+        f"'{cmd['batch']}' AS batch", f"slow(CAST(id AS INT), {seconds}) AS id"
+    )
+    try:
+        df.write.mode("overwrite").parquet(cmd["path"])
+        return {"ok": True}
+    except Exception as e:  # noqa: BLE001
+        return {"ok": False, "error": error_text(e)}
 
 
 # -- stress -----------------------------------------------------------------------------------
@@ -255,7 +273,10 @@ class Driver:
         conf: dict | None = None,
         env: dict | None = None,
         start_timeout: float = 120.0,
+        new_session: bool = False,
     ) -> None:
+        """``new_session``: the driver (Python, its JVM, its workers) in a process group of its
+        own, which a test may stop and continue as a whole."""
         import queue
         import subprocess
         from pathlib import Path
@@ -277,6 +298,7 @@ class Driver:
             cwd=repo,
             env={**os.environ, "PYTHONPATH": str(repo), **(env or {})},
             text=True,
+            start_new_session=new_session,
         )
         self._replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -375,6 +397,13 @@ def main(argv=None) -> int:
                         cmd.get("short_budget"),
                     )
                 )
+            elif op == "overwrite":
+                reply(overwrite(spark, cmd))
+            elif op == "fences":
+                jvm = spark.sparkContext._jvm
+                text = jvm.io.sparklock.shim.Lease.fences()
+                fences = [line.split() for line in text.splitlines() if line]
+                reply({"fences": [[h, int(t)] for h, t in fences], "now": time.monotonic_ns()})
             elif op == "exit":
                 reply({"bye": True})
                 break

@@ -72,7 +72,7 @@ class ZooKeeperLockManager(LockManager):
         self.quorum = zk.quorum
         self.root = zk.namespace_root
         self._shared = session.acquire_client(
-            self.quorum, zk.session_timeout, zk.connection_timeout, zk.security
+            self.quorum, zk.session_timeout, zk.connection_timeout, zk.security, zk.lease_margin
         )
         self._shared.add_session_listener(self._on_session_lost)
         self._owners = session.owner_registry(self.quorum)
@@ -353,6 +353,17 @@ class ZooKeeperLockManager(LockManager):
         except Exception:  # noqa: BLE001 - no client, no reading: re-list
             return None
         return clock_of(client).reading()
+
+    # -- the lease (see .lease) ---------------------------------------------------------------
+    def lease_until(self) -> float:
+        return self.lease_term()[1] / 1e9
+
+    def lease_term(self) -> tuple[int, int]:
+        """The current session and its deadline; ``(0, 0)`` (lapsed) before the first answer."""
+        return self._shared.lease.lease()
+
+    def watch_lease(self, listener: Callable[[int, int], None]) -> None:
+        self._shared.lease.add_listener(listener)
 
     # -- maintenance (python -m sparklock stale) ------------------------------------------------
     def leftovers(self) -> list[str]:

@@ -32,6 +32,7 @@ from kazoo.protocol.states import KazooState
 from ... import telemetry
 from ...errors import LockManagerUnavailableError
 from . import secure_connect
+from .lease import LeaseClock
 from .owners import OwnerRegistry
 from .security import PLAIN, ZooKeeperSecurity
 
@@ -63,8 +64,13 @@ class SharedZooKeeperClient:
         session_timeout: float,
         connection_timeout: float,
         security: ZooKeeperSecurity = PLAIN,
+        lease_margin: float | None = None,
     ) -> None:
         self.quorum = quorum
+        #: the lease of this client's sessions, which the JVM enforces (see .lease)
+        self.lease = LeaseClock(
+            session_timeout, session_timeout / 3 if lease_margin is None else lease_margin
+        )
         self.security = security  # TLS, credentials, the ACL of created nodes
         self.session_timeout = session_timeout
         self.connection_timeout = connection_timeout
@@ -83,6 +89,7 @@ class SharedZooKeeperClient:
         self._state_lock = threading.Lock()
         self._current: KazooClient | None = None  # whose state changes count
         self._suspended: tuple[KazooClient, float] | None = None  # and when it is presumed lost
+        self.registry_key: tuple = ()
 
     # -- lifecycle ----------------------------------------------------------------------------
     def ensure_started(self) -> KazooClient:
@@ -101,6 +108,7 @@ class SharedZooKeeperClient:
                 self.quorum, self.session_timeout, self.security
             )
             client.add_listener(functools.partial(self._on_state, client))
+            self.lease.attach(client)
             with self._state_lock:
                 self._current = client
             self._stopping = False
@@ -312,9 +320,13 @@ class SharedZooKeeperClient:
         return cid[0] if cid else None
 
 
-_registry: dict[tuple[str, float, ZooKeeperSecurity], SharedZooKeeperClient] = {}
+_registry: dict[tuple, SharedZooKeeperClient] = {}
 _owner_registries: dict[str, OwnerRegistry] = {}
 _registry_lock = threading.Lock()
+
+
+def _key(quorum: str, session_timeout: float, security: ZooKeeperSecurity, margin: float | None):
+    return (quorum, float(session_timeout), security, margin)
 
 
 def acquire_client(
@@ -322,14 +334,18 @@ def acquire_client(
     session_timeout: float,
     connection_timeout: float,
     security: ZooKeeperSecurity = PLAIN,
+    lease_margin: float | None = None,
 ) -> SharedZooKeeperClient:
     """A reference to the process's client for ``quorum`` and identity (not connected until
-    first use): two credentials never share a session."""
+    first use): two credentials (or lease margins) never share a session."""
     with _registry_lock:
-        key = (quorum, float(session_timeout), security)
+        key = _key(quorum, session_timeout, security, lease_margin)
         shared = _registry.get(key)
         if shared is None:
-            shared = SharedZooKeeperClient(quorum, session_timeout, connection_timeout, security)
+            shared = SharedZooKeeperClient(
+                quorum, session_timeout, connection_timeout, security, lease_margin
+            )
+            shared.registry_key = key
             _registry[key] = shared
         shared._retain()
         return shared
@@ -340,7 +356,7 @@ def release_client(shared: SharedZooKeeperClient) -> bool:
     with _registry_lock:
         stopped = shared._release()
         if stopped:
-            key = (shared.quorum, float(shared.session_timeout), shared.security)
+            key = shared.registry_key
             if _registry.get(key) is shared:
                 del _registry[key]
         return stopped

@@ -18,6 +18,7 @@ from .security import ZooKeeperSecurity, parse_security
 
 QUORUM = "spark.sparklock.zookeeper.quorum"
 NAMESPACE = "spark.sparklock.zookeeper.namespace"
+LEASE_MARGIN = "spark.sparklock.zookeeper.lease.margin"
 
 #: The documented keys, in the docs' order.
 KEYS: tuple[ConfigKey, ...] = (
@@ -37,6 +38,18 @@ KEYS: tuple[ConfigKey, ...] = (
         (
             "ZooKeeper session timeout: how long a dead driver's implicit locks outlive it (Hive: "
             "120s)."
+        ),
+    ),
+    ConfigKey(
+        "spark.sparklock.zookeeper.lease.margin",
+        "",
+        (
+            "How long before the session could expire the driver's JVM stops trusting its locks "
+            "(empty: a third of `sessionTimeout`). The lease runs until the send time of the last "
+            "request ZooKeeper answered plus `sessionTimeout` minus this margin; when it passes "
+            "without a renewal (Python stalled, ZooKeeper unreachable) the JVM fences the "
+            "statements holding ZooKeeper locks. At least 0, below two thirds of "
+            "`sessionTimeout` (kazoo pings every third). See [Fencing](fencing.md)."
         ),
     ),
     ConfigKey(
@@ -119,6 +132,8 @@ class ZooKeeperSettings:
     namespace: str = "hive_zookeeper_namespace"
     session_timeout: float = 30.0
     connection_timeout: float = 15.0
+    #: the lease's margin in seconds; None: a third of the session timeout
+    lease_margin: float | None = None
     #: TLS, credentials and ACLs (secrets inside never print)
     security: ZooKeeperSecurity = ZooKeeperSecurity()
 
@@ -142,10 +157,20 @@ def parse(v: Mapping[str, str]) -> ZooKeeperSettings:
         if seconds <= 0:
             raise ConfigError(full, v[full], DURATION_ACCEPTS + ", greater than 0")
         timeouts[key] = seconds
+    margin = None
+    if str(v[LEASE_MARGIN]).strip():
+        margin = parse_duration(LEASE_MARGIN, str(v[LEASE_MARGIN]).strip())
+        if not 0 <= margin < timeouts["sessionTimeout"] * 2 / 3:
+            raise ConfigError(
+                LEASE_MARGIN,
+                v[LEASE_MARGIN],
+                DURATION_ACCEPTS + ", at least 0 and below two thirds of sessionTimeout, or empty",
+            )
     return ZooKeeperSettings(
         quorum=quorum,
         namespace=namespace,
         session_timeout=timeouts["sessionTimeout"],
         connection_timeout=timeouts["connectionTimeout"],
+        lease_margin=margin,
         security=parse_security(v, parse_bool),
     )

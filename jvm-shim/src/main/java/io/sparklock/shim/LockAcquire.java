@@ -140,6 +140,7 @@ final class LockAcquire {
     held.facts = facts;
     held.readEpochs = granted.readEpochs();
     held.handle = granted.handle() == null ? "" : granted.handle();
+    Lease.bind(sc, held.handle, granted.leaseEpoch(), granted.leaseUntilNs());
     held.waitedNs = granted.waitedNs() != null ? granted.waitedNs() : held.grantedAtNanos - start;
     if (node != null) {
       node.recordLockWait(held.waitedNs, held.executionId);

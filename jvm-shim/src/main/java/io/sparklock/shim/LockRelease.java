@@ -31,7 +31,7 @@ final class LockRelease {
     }
     T result;
     try {
-      result = body.get();
+      result = Lease.within(held.handle, body);
     } catch (Throwable e) {
       FenceTags.remove(sc, tag);
       try {
@@ -81,8 +81,11 @@ final class LockRelease {
       String error = null;
       long start = StatementHooks.now();
       try {
+        Lease.releaseFenced(held.handle, RELEASER); // LOCKS_LOST at once: Python may be stuck
         releaseOffThread(held.handle);
+        Lease.unbind(held.handle, false); // LOCKS_LOST: its lease lapsed while it held them
       } catch (RuntimeException e) {
+        Lease.unbind(held.handle, true);
         error = String.valueOf(e.getMessage());
         throw e;
       } finally {

@@ -47,11 +47,13 @@ public final class Messages {
    * Python owns and validated; absent = true), and for the metrics and events
    * ({@link LockTelemetry}) how many locks were granted and how long getting them took (absent:
    * 0 locks, and the JVM's own measure of the call), and the write epochs of the tables read
-   * ({@link ReadEpochs}; absent: re-list them all).
+   * ({@link ReadEpochs}; absent: re-list them all). {@code leaseEpoch}: the ZooKeeper session the
+   * locks belong to, {@code leaseUntilNs} until when ({@code System.nanoTime()}) they are
+   * certainly held ({@link Lease}); absent: locks that cannot lapse (embedded).
    */
   public record Acquired(boolean ok, String error, Failure failure, String handle,
-      Boolean refreshListing, Integer lockCount, Long waitedNs, ReadEpochs readEpochs)
-      implements Answer {
+      Boolean refreshListing, Integer lockCount, Long waitedNs, ReadEpochs readEpochs,
+      Long leaseEpoch, Long leaseUntilNs) implements Answer {
     @Override
     public Boolean refreshListing() {
       return refreshListing == null || refreshListing;

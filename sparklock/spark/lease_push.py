@@ -1,0 +1,87 @@
+"""Lease renewals pushed to the driver's JVM (jvm-shim ``Lease.renew``).
+
+A manager renews its lease on its connection thread (kazoo's, for ZooKeeper), which must never
+wait for py4j. So a renewal only records the newest term and wakes one pusher thread, which makes
+at most one py4j call per ``MIN_INTERVAL`` (a new session at once). Between pushes the JVM's
+deadline is at most that much older than Python's: the lease lapses a little early, never late.
+A stalled Python process pushes nothing: the JVM's lease lapses and the JVM fences on its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+log = logging.getLogger("sparklock")
+
+#: Seconds between two pushes to the JVM (renewals in between are merged into the newest).
+MIN_INTERVAL = 0.2
+
+
+class LeasePusher:
+    """The newest deadline per epoch (a process may hold several ZooKeeper sessions: other
+    quorums, timeouts or credentials) and the thread that hands them to the JVM."""
+
+    def __init__(self) -> None:
+        self._newest: dict[int, int] = {}
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._guard = threading.Lock()
+        self.pushes = 0
+
+    def __call__(self, epoch: int, deadline_ns: int) -> None:
+        """A renewal (on a connection thread: records and wakes, never blocks)."""
+        self._newest[epoch] = deadline_ns
+        self._wake.set()
+        if self._thread is None:
+            self._start()
+
+    def _start(self) -> None:
+        with self._guard:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="sparklock-lease-push", daemon=True
+                )
+                self._thread.start()
+
+    def _run(self) -> None:
+        pushed: dict[int, int] = {}
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            for epoch, deadline in list(self._newest.items()):
+                if pushed.get(epoch) != deadline and _push(epoch, deadline):
+                    pushed[epoch] = deadline
+                    self.pushes += 1
+            time.sleep(MIN_INTERVAL)  # renewals meanwhile: the newest go with the next push
+
+
+def _push(epoch: int, deadline_ns: int) -> bool:
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return False
+    try:
+        sc._jvm.io.sparklock.shim.Lease.renew(epoch, deadline_ns)
+        return True
+    except Exception:  # noqa: BLE001 - a JVM going away: the next renewal tries again
+        log.debug("sparklock: pushing the lease to the JVM failed", exc_info=True)
+        return False
+
+
+_pusher: LeasePusher | None = None
+_pusher_lock = threading.Lock()
+
+
+def pusher() -> LeasePusher:
+    """The process's pusher (one JVM per Python driver)."""
+    global _pusher
+    with _pusher_lock:
+        if _pusher is None:
+            _pusher = LeasePusher()
+        return _pusher
+
+
+__all__ = ["MIN_INTERVAL", "LeasePusher", "pusher"]
