@@ -15,10 +15,9 @@ Without ``--all`` only the tests that start a JVM from the pyspark jars run (mar
 version. Arguments after ``--`` go to pytest (their test paths replace the default ``tests``; a
 ``-m`` there replaces the marker selection: ``python3 tests/versions.py 4.2.0 -- -q -m delta``).
 
-The ``delta`` extra (delta-spark) is installed too where a delta-spark release accepts that
-pyspark (delta-spark pins its pyspark line: 3.3.x needs 3.5.3+, 4.4.1 needs 4.0.1 to 4.2.0);
-where none does (pyspark 4.3), the environment has no delta-spark and the Delta tests skip
-saying so. The outcome is remembered in ``.sparklock-delta`` beside the setup stamp.
+The ``delta`` extra (delta-spark) is installed too where Delta has a release built for that
+Spark line (``DELTA_FOR_SPARK_LINE``: 3.3.x for 3.5, 4.4.x for 4.2); where none is (pyspark
+4.3), the environment has no delta-spark and the Delta tests skip saying so. The outcome is remembered in ``.sparklock-delta`` beside the setup stamp.
 The shim jar builds per Spark version (``~/.cache/sparklock/shim/spark-<version>-<hash>``), so runs
 against several versions share one checkout.
 """
@@ -39,6 +38,10 @@ SPARK_FACING = "spark or zookeeper or hive_interop"
 #: ``configure_spark_with_delta_pip`` asks Spark for the jar of the installed release, so the
 #: Delta tests run on the newest release whose jar resolves (4.4.0 for Spark 4.2)
 DELTA_UNRESOLVABLE = ("4.4.1",)
+#: The delta-spark releases built for each Spark line the Delta tests run on (Delta's
+#: compatibility table; delta-spark's own pins are looser: 4.1.0 accepts any pyspark >= 4.0.1).
+#: A line not here has no Delta release: no delta-spark is installed and the Delta tests skip.
+DELTA_FOR_SPARK_LINE = {"3.5": "delta-spark>=3.3,<3.4", "4.2": "delta-spark>=4.4,<4.5"}
 
 
 def venv_root() -> Path:
@@ -115,11 +118,20 @@ def _ensure_delta(venv: Path, spark: str) -> None:
     """Install the ``delta`` extra if some delta-spark release accepts this pyspark; tried once
     per setup stamp (the constraint keeps pyspark: pip fails rather than change it)."""
     marker = venv / ".sparklock-delta"
-    stamp = f"{_setup_stamp()} {spark}"
+    wanted = DELTA_FOR_SPARK_LINE.get(".".join(spark.split(".")[:2]))
+    stamp = f"{_setup_stamp()} {spark} {wanted}"
     if marker.exists() and marker.read_text().split("\n", 1)[0] == stamp:
+        return
+    if wanted is None:
+        pip = [str(_python(venv)), "-m", "pip", "uninstall", "-q", "-y", "delta-spark"]
+        subprocess.run(pip, capture_output=True, check=False)  # from an earlier, looser rule
+        outcome = f"no Delta release is built for Spark {spark}"
+        print(f"+ {outcome}", flush=True)
+        marker.write_text(f"{stamp}\n{outcome}\n")
         return
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as c:
         c.write(f"pyspark=={spark}\n")
+        c.write(f"{wanted}\n")
         c.writelines(f"delta-spark!={v}\n" for v in DELTA_UNRESOLVABLE)
     cmd = [str(_python(venv)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     cmd += ["-c", c.name, "-e", f"{REPO}[dev,delta]"]

@@ -55,8 +55,8 @@ MISSING: str | None = (
     None
     if VERSION is not None
     else f"pyspark {pyspark.__version__}: delta-spark is not installed here, and no Delta "
-    "release accepts this pyspark (delta-spark 3.3.x needs pyspark 3.5.3+ below 3.6, 4.4.1 "
-    "needs 4.0.1 to 4.2.0); tests/versions.py installs the `delta` extra where one does"
+    "release is built for this Spark line (Delta 3.3.x is for Spark 3.5, 4.4.x for 4.0.1 to "
+    "4.2.0); tests/versions.py installs the `delta` extra where one is"
 )
 """Why the Delta tests cannot run with this pyspark, or None."""
 
