@@ -17,7 +17,8 @@ version. Arguments after ``--`` go to pytest (their test paths replace the defau
 
 The ``delta`` extra (delta-spark) is installed too where Delta has a release built for that
 Spark line (``DELTA_FOR_SPARK_LINE``: 3.3.x for 3.5, 4.4.x for 4.2); where none is (pyspark
-4.3), the environment has no delta-spark and the Delta tests skip saying so. The outcome is remembered in ``.sparklock-delta`` beside the setup stamp.
+4.3), the environment has no delta-spark and the Delta tests skip saying so. The outcome is
+remembered in ``.sparklock-delta`` beside the setup stamp.
 The shim jar builds per Spark version (``~/.cache/sparklock/shim/spark-<version>-<hash>``), so runs
 against several versions share one checkout.
 """
