@@ -26,9 +26,6 @@ from sparklock.rules.commands import BY_CLASS, RULES
 from sparklock.rules.delta import ROWS as DELTA_ROWS
 from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
-
-pyspark = pytest.importorskip("pyspark")
-
 from tests.support.command_enumeration import command_classes  # noqa: E402
 from tests.support.hive_harness import build_harness  # noqa: E402
 from tests.support.locks import class_of, requested, wait_for  # noqa: E402

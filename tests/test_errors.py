@@ -14,9 +14,6 @@ import threading
 import time
 
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 from pyspark.errors import PySparkException  # noqa: E402
 
 import sparklock  # noqa: E402

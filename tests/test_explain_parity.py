@@ -19,9 +19,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 from pyspark.sql import SparkSession  # noqa: E402
 
 from tests.support import plain_spark  # noqa: E402

@@ -157,8 +157,6 @@ def test_at_sign_names_parse_back():
 
 
 # -- statements through Spark ---------------------------------------------------------------------
-pyspark = pytest.importorskip("pyspark")
-
 
 # session conf (a builder conf could outlive the module as a JVM system property)
 SPARK = SparkSpec(

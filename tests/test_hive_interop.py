@@ -26,7 +26,7 @@ _missing = missing_requirements()
 if _missing:
     pytest.skip(f"Hive harness unavailable: {_missing}", allow_module_level=True)
 
-pytest.importorskip("kazoo.client")
+import kazoo.client  # noqa: E402,F401 - a dependency: without it these tests fail
 
 # queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp
 DATA_RE = re.compile(

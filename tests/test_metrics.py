@@ -18,9 +18,6 @@ import time
 import uuid
 
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 from kazoo.client import KazooClient  # noqa: E402
 
 from sparklock import telemetry  # noqa: E402

@@ -21,9 +21,6 @@ import time
 import uuid
 
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 from kazoo.client import KazooClient  # noqa: E402
 
 from sparklock.errors import (  # noqa: E402

@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-pyspark = pytest.importorskip("pyspark")
-
 import sparklock  # noqa: E402
 from tests.support.hive_harness import HiveLockHarness, build_harness, missing_requirements  # noqa: E402
 from tests.support.sessions import conf_for_manager, new_session  # noqa: E402

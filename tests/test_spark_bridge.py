@@ -18,9 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402

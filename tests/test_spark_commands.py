@@ -17,9 +17,6 @@ import time
 
 import pytest
 
-pyspark = pytest.importorskip("pyspark")
-
-
 from sparklock.locks.objects import LockObject  # noqa: E402
 from tests.support.locks import (  # noqa: E402
     explain,

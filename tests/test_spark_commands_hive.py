@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyspark  # noqa: E402 - a dependency: without it these tests fail, not skip
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 
 from sparklock.spark.builder import callback_of  # noqa: E402
 from tests.support.locks import explain, requested  # noqa: E402

@@ -16,9 +16,6 @@ import threading
 import time
 
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 from pyspark.sql import SparkSession  # noqa: E402
 
 import sparklock  # noqa: E402

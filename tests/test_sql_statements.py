@@ -12,9 +12,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 from pyspark.errors import AnalysisException, ParseException  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 

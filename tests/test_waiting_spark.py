@@ -9,9 +9,6 @@ import threading
 import uuid
 
 import pytest
-
-pyspark = pytest.importorskip("pyspark")
-
 from pyspark.sql import SparkSession  # noqa: E402
 
 from tests.support.driver import Driver  # noqa: E402
