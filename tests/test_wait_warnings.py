@@ -55,17 +55,22 @@ def make(request):
         m.close()
 
 
-@pytest.mark.zookeeper
-@pytest.mark.parametrize("policy", [WaitPolicy.QUEUE, WaitPolicy.RETRY])
-def test_a_long_wait_warns_once_then_periodically(make, policy, caplog):
-    m = make(settings(policy, 0.4))
-    held = take(m, T, LockMode.EXCLUSIVE, "holder", "q_holder", user="alice")
+def _reader_refused_behind_a_holder(m, caplog, user: str | None = None) -> None:
+    """``q_holder`` holds EXCLUSIVE on ``T``; ``q_reader``'s SHARED waits out its budget, logged."""
+    held = take(m, T, LockMode.EXCLUSIVE, "holder", "q_holder", **({"user": user} if user else {}))
     try:
         with caplog.at_level(logging.INFO, logger="sparklock"):
             with pytest.raises(LockConflictError):
                 take(m, T, LockMode.SHARED, "reader", "q_reader")
     finally:
         held.release()
+
+
+@pytest.mark.zookeeper
+@pytest.mark.parametrize("policy", [WaitPolicy.QUEUE, WaitPolicy.RETRY])
+def test_a_long_wait_warns_once_then_periodically(make, policy, caplog):
+    m = make(settings(policy, 0.4))
+    _reader_refused_behind_a_holder(m, caplog, user="alice")
     lines = warnings_of(caplog)
     # from 0.4 s into the wait, once per 0.4 s (not once per attempt: retry tries every 60 ms)
     waited = [float(re.search(r"has waited ([0-9.]+) s", line).group(1)) for line in lines]
@@ -79,13 +84,7 @@ def test_a_long_wait_warns_once_then_periodically(make, policy, caplog):
 def test_a_short_wait_or_zero_logs_no_warning(make, caplog):
     for warn_s in (5.0, 0.0):
         m = make(settings(WaitPolicy.QUEUE, warn_s))
-        held = take(m, T, LockMode.EXCLUSIVE, "holder", "q_holder")
-        try:
-            with caplog.at_level(logging.INFO, logger="sparklock"):
-                with pytest.raises(LockConflictError):
-                    take(m, T, LockMode.SHARED, "reader", "q_reader")
-        finally:
-            held.release()
+        _reader_refused_behind_a_holder(m, caplog)
     assert warnings_of(caplog) == []
     assert any("waits for SHARED lock" in r.getMessage() for r in caplog.records)  # INFO
 

@@ -126,12 +126,7 @@ def delta_plan_classes(delta_jars: list[Path]) -> frozenset[str]:
     delta = _headers(delta_jars, DELTA)
     headers = {**_headers(spark_jars()), **delta}
 
-    @functools.cache
-    def is_plan(name: str | None) -> bool:
-        if name is None or name not in headers or name == LOGICAL_PLAN:
-            return name == LOGICAL_PLAN
-        h = headers[name]
-        return any(is_plan(s) for s in (h.superclass, *h.interfaces))
+    is_plan = _plan_test(headers)
 
     plans = {
         n[:-1] if n.endswith("$") else n
@@ -139,6 +134,19 @@ def delta_plan_classes(delta_jars: list[Path]) -> frozenset[str]:
         if h.concrete and not _is_anonymous(n) and is_plan(n)
     }
     return frozenset(plans - _commands(headers))
+
+
+def _plan_test(headers: dict[str, ClassHeader]):
+    """Whether a class of ``headers`` is a logical plan (extends ``LOGICAL_PLAN``), cached."""
+
+    @functools.cache
+    def is_plan(name: str | None) -> bool:
+        if name is None or name not in headers or name == LOGICAL_PLAN:
+            return name == LOGICAL_PLAN
+        h = headers[name]
+        return any(is_plan(s) for s in (h.superclass, *h.interfaces))
+
+    return is_plan
 
 
 def _names(headers: dict[str, ClassHeader]) -> set[str]:
@@ -155,12 +163,7 @@ def _commands(headers: dict[str, ClassHeader]) -> frozenset[str]:
         h = headers[name]
         return name in ROOTS or any(is_command(s) for s in (h.superclass, *h.interfaces))
 
-    @functools.cache
-    def is_plan(name: str | None) -> bool:
-        if name is None or name not in headers or name == LOGICAL_PLAN:
-            return name == LOGICAL_PLAN
-        h = headers[name]
-        return any(is_plan(s) for s in (h.superclass, *h.interfaces))
+    is_plan = _plan_test(headers)
 
     def is_streaming_write(name: str) -> bool:
         package, _, simple = name.rpartition(".")
