@@ -24,7 +24,7 @@ from tests.support.metastore import MetastoreServer
 from tests.support.spark import build_session
 
 from . import common
-from .bench_spark import WARMUP, _block, set_mode
+from .bench_spark import make_tables, measure, ratio_rows
 
 STATEMENTS = {
     "pruned SELECT (1 of 24 partitions)": "SELECT count(*), sum(v) FROM src WHERE ds = 'd07'",
@@ -52,26 +52,8 @@ def run(quick: bool = False) -> dict:
             }
             spark = build_session("bench-metastore", warehouse, conf=conf)
             try:
-                set_mode(spark, "unlocked")
-                for table in ("src", "dst"):
-                    spark.sql(
-                        f"CREATE TABLE {table} (id INT, v DOUBLE, ds STRING) USING parquet "
-                        "PARTITIONED BY (ds)"
-                    )
-                spark.sql(
-                    "INSERT INTO src SELECT id, id * 1.5, concat('d', lpad(cast(id % 24 AS "
-                    "STRING), 2, '0')) FROM range(24000)"
-                )
-                for label, sql in STATEMENTS.items():
-                    for _ in range(WARMUP):
-                        for mode in MODES:
-                            set_mode(spark, mode)
-                            spark.sql(sql).collect()
-                    for half, order in enumerate((MODES[1:], MODES[:0:-1])):
-                        for mode in order:
-                            n = (rounds[label] + 1 - half) // 2
-                            _block(spark, sql, mode, n, times.setdefault((label, mode), []))
-                    set_mode(spark, "unlocked")
+                make_tables(spark)
+                measure(spark, STATEMENTS, MODES, rounds, times)
             finally:
                 spark.stop()
                 from sparklock.managers import close_all
@@ -80,20 +62,7 @@ def run(quick: bool = False) -> dict:
     finally:
         shutil.rmtree(warehouse, ignore_errors=True)
 
-    rows = []
-    result = {}
-    for label in STATEMENTS:
-        row = [label]
-        for mode in MODES[1:]:
-            locked = common.median([t for t, _ in times[label, mode]])
-            unlocked = common.median([u for _, u in times[label, mode]])
-            ratio = common.median_ci([t / u for t, u in times[label, mode]])
-            result[label, mode] = (unlocked, locked, *ratio)
-            row += [
-                f"{common.fmt_ms(locked)} / {common.fmt_ms(unlocked)}",
-                common.fmt_ratio_ci(*ratio),
-            ]
-        rows.append(row)
+    rows, result = ratio_rows(STATEMENTS, MODES, times)
     common.print_table(
         "8b. Spark (local[2]) with the metastore vs the ZooKeeper manager: statement time, "
         "locked / unlocked in the same block (ms, median; ratio = median of per-round locked / "

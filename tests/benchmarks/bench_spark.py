@@ -98,53 +98,54 @@ def _block(spark, sql: str, mode: str, rounds: int, pairs: list[tuple[float, flo
             pairs.append((pair[mode], pair["unlocked"]))
 
 
-def run(quick: bool = False) -> dict:
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    rounds = QUICK_ROUNDS if quick else ROUNDS
-    warehouse = tempfile.mkdtemp(prefix="sparklock-bench-warehouse-")
-    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    try:
-        with common.zookeeper() as zk:
-            common.warm_server(zk)  # the server's JIT, as every other benchmark's
-            spark = session(warehouse, zk.address)
-            try:
-                set_mode(spark, "unlocked")
-                spark.sql(
-                    "CREATE TABLE src (id INT, v DOUBLE, ds STRING) USING parquet "
-                    "PARTITIONED BY (ds)"
-                )
-                spark.sql(
-                    "CREATE TABLE dst (id INT, v DOUBLE, ds STRING) USING parquet "
-                    "PARTITIONED BY (ds)"
-                )
-                spark.sql(
-                    "INSERT INTO src SELECT id, id * 1.5, concat('d', lpad(cast(id % 24 AS "
-                    "STRING), 2, '0')) FROM range(24000)"
-                )
-                for label, sql in STATEMENTS.items():
-                    for _ in range(WARMUP):  # every mode once a round, untimed: JIT, caches
-                        for mode in MODES:
-                            set_mode(spark, mode)
-                            spark.sql(sql).collect()
-                    # mirrored (A B C C B A): every mode sits as early and as late on average
-                    for half, order in enumerate((MODES[1:], MODES[:0:-1])):
-                        for mode in order:
-                            n = (rounds[label] + 1 - half) // 2  # odd counts: the first half
-                            _block(spark, sql, mode, n, times.setdefault((label, mode), []))
-                    set_mode(spark, "unlocked")
-            finally:
-                spark.stop()
-                from sparklock.managers import close_all
+def make_tables(spark) -> None:
+    """``src`` (24,000 rows in 24 partitions ``d00``..``d23``) and an empty ``dst``, unlocked."""
+    set_mode(spark, "unlocked")
+    for table in ("src", "dst"):
+        spark.sql(
+            f"CREATE TABLE {table} (id INT, v DOUBLE, ds STRING) USING parquet PARTITIONED BY (ds)"
+        )
+    spark.sql(
+        "INSERT INTO src SELECT id, id * 1.5, concat('d', lpad(cast(id % 24 AS "
+        "STRING), 2, '0')) FROM range(24000)"
+    )
 
-                close_all()  # the ZooKeeper manager's connection, before its server stops
-    finally:
-        shutil.rmtree(warehouse, ignore_errors=True)
 
+def measure(
+    spark,
+    statements: dict[str, str],
+    modes: tuple[str, ...],
+    rounds: dict[str, int],
+    times: dict[tuple[str, str], list[tuple[float, float]]],
+) -> None:
+    """Each statement: ``WARMUP`` untimed rounds of every mode, then each locked mode
+    (``modes[1:]``; ``modes[0]`` is the unlocked run) in a block against the unlocked run,
+    blocks in mirrored order; ``(locked, unlocked)`` ms pairs appended to ``times``."""
+    for label, sql in statements.items():
+        for _ in range(WARMUP):  # every mode once a round, untimed: JIT, caches
+            for mode in modes:
+                set_mode(spark, mode)
+                spark.sql(sql).collect()
+        # mirrored (A B C C B A): every mode sits as early and as late on average
+        for half, order in enumerate((modes[1:], modes[:0:-1])):
+            for mode in order:
+                n = (rounds[label] + 1 - half) // 2  # odd counts: the first half
+                _block(spark, sql, mode, n, times.setdefault((label, mode), []))
+        set_mode(spark, "unlocked")
+
+
+def ratio_rows(
+    statements: dict[str, str],
+    modes: tuple[str, ...],
+    times: dict[tuple[str, str], list[tuple[float, float]]],
+) -> tuple[list[list[str]], dict]:
+    """The table's rows (locked / unlocked ms, ratio with its interval, per locked mode) and
+    the figures by ``(statement, mode)``: ``(unlocked, locked, ratio, low, high)``."""
     rows = []
     result = {}
-    for label in STATEMENTS:
+    for label in statements:
         row = [label]
-        for mode in MODES[1:]:
+        for mode in modes[1:]:
             locked = common.median([t for t, _ in times[label, mode]])
             unlocked = common.median([u for _, u in times[label, mode]])
             # paired: each round's locked run against the same round's unlocked one
@@ -155,6 +156,30 @@ def run(quick: bool = False) -> dict:
                 common.fmt_ratio_ci(*ratio),
             ]
         rows.append(row)
+    return rows, result
+
+
+def run(quick: bool = False) -> dict:
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    rounds = QUICK_ROUNDS if quick else ROUNDS
+    warehouse = tempfile.mkdtemp(prefix="sparklock-bench-warehouse-")
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    try:
+        with common.zookeeper() as zk:
+            common.warm_server(zk)  # the server's JIT, as every other benchmark's
+            spark = session(warehouse, zk.address)
+            try:
+                make_tables(spark)
+                measure(spark, STATEMENTS, MODES, rounds, times)
+            finally:
+                spark.stop()
+                from sparklock.managers import close_all
+
+                close_all()  # the ZooKeeper manager's connection, before its server stops
+    finally:
+        shutil.rmtree(warehouse, ignore_errors=True)
+
+    rows, result = ratio_rows(STATEMENTS, MODES, times)
     common.print_table(
         "4. End-to-end in Spark (local[2]): statement time, locked / unlocked in the same block "
         "(ms, median; ratio = median of per-round locked / unlocked, its ~95 % interval in "
