@@ -24,6 +24,7 @@ BENCHMARKS = {
     "handoff": "bench_handoff",
     "throughput": "bench_throughput",
     "spark": "bench_spark",
+    "lease-cost": "bench_lease_cost",
     "wide": "bench_wide",
     "wide-read": "bench_wide_read",
     "security": "bench_security",
