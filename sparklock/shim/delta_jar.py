@@ -88,6 +88,7 @@ def build(javac: str, spark_jars: Path, shim_jar: Path, target: Path) -> None:
 def jar_path() -> Path:
     """The Delta part's jar: packaged, cached, or compiled now (``ShimBuildError`` when it
     cannot be: no javac, or Maven Central unreachable on the first build)."""
+    from . import cache_root
     from . import jar_path as shim_jar_path
     from .locate import spark_jars_dir
     from .prebuilt import jars_dir
@@ -95,7 +96,7 @@ def jar_path() -> Path:
     packaged = jars_dir() / JAR_NAME
     if packaged.is_file():
         return packaged
-    root = Path(os.environ.get("SPARKLOCK_SHIM_CACHE") or user_cache() / "shim")
+    root = cache_root()
     target = root / f"delta-{source_hash()}" / JAR_NAME
     if target.is_file():
         return target
