@@ -234,6 +234,7 @@ print("@@" + json.dumps({{
     "catalog": spark.conf.get("spark.sql.catalog.spark_catalog"),
     "provider": spark.sql("DESCRIBE DETAIL t").collect()[0]["format"],
     "explain": sorted([r[0], r[1]] for r in rows),
+    "store": spark.conf.get("spark.delta.logStore.file.impl", None),
 }}))
 """
 
@@ -256,6 +257,8 @@ def test_sparklock_composes_with_configure_spark_with_delta_pip(tmp_path, sparkl
     assert got["catalog"] == delta.CATALOG
     assert got["provider"] == "delta"
     assert got["explain"] == [["default", "SHARED"], ["default@t", "EXCLUSIVE"]]
+    # Delta's commits go through the lease-checking store (the CREATE above committed through it)
+    assert got["store"] == "io.sparklock.shim.delta.LeaseHdfsLogStore"
     # Spark's resolver found every Delta jar in the cache: nothing downloaded
     output = proc.stdout + proc.stderr
     assert re.search(r"\b0 artifacts copied, [1-9]\d* already retrieved", output), output[-3000:]

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from tests.support import nemesis
+from tests.support import delta, nemesis
 from tests.support.tcp_proxy import TcpProxy
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
@@ -75,6 +75,22 @@ def test_partition_between_driver_and_zookeeper(zk_server, tmp_path):
         )
 
 
+def test_silent_partition_between_driver_and_zookeeper(zk_server, tmp_path):
+    """A's link to ZooKeeper stays open but drops every byte both ways (a lost route, a
+    firewall dropping packets): nothing tells kazoo, which learns only from its read timeout;
+    the link is healed once B has committed."""
+    host, port = zk_server.address.rsplit(":", 1)
+    with TcpProxy(host, int(port)) as proxy:
+        run(
+            "silent-partition",
+            zk_server,
+            tmp_path,
+            a_quorum=f"127.0.0.1:{proxy.port}",
+            inflict=lambda driver: proxy.silence(),
+            heal=lambda driver: proxy.heal(),
+        )
+
+
 def test_leader_killed_during_grants_and_releases(tmp_path):
     """A 3-server ensemble loses its leader while two writers take turns on one path."""
     from tests.support.zookeeper import ZooKeeperEnsemble
@@ -101,4 +117,19 @@ def test_python_paused_with_separate_executor_jvms(zk_server, tmp_path):
         a_conf={"spark.master": "local-cluster[1,2,1024]"},
         inflict=nemesis.stop_python,
         heal=nemesis.continue_python,
+    )
+
+
+@pytest.mark.delta
+@delta.needs_delta
+def test_python_paused_while_overwriting_a_delta_table(zk_server, tmp_path):
+    """The reproduction on a Delta table: A's tasks write their files where no reader looks, so
+    what counts is the log: its newest version must be B's batch alone."""
+    run(
+        "python-paused-delta",
+        zk_server,
+        tmp_path,
+        inflict=nemesis.stop_python,
+        heal=nemesis.continue_python,
+        fmt="delta",
     )

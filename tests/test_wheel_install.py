@@ -73,6 +73,9 @@ def test_the_wheel_carries_a_jar_per_spark_line_the_sources_and_the_license():
     for line in lines:
         assert f"sparklock/shim/jars/{prebuilt.jar_name(line)}" in names
     assert "sparklock/shim/src/main/java/io/sparklock/shim/SparkLockBridge.java" in names
+    # Delta's part: one jar for every line, and its sources
+    assert "sparklock/shim/jars/sparklock-delta.jar" in names
+    assert "sparklock/shim/src/delta/java/io/sparklock/shim/delta/LeaseLogStore.java" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "License: Apache-2.0" in description and len(description.splitlines()) < 80
 

@@ -112,32 +112,39 @@ def find_javac() -> str | None:
 
 def build(javac: str, jars: Path, spark: str, scala: str, target: Path) -> None:
     """Compile the sources for ``spark`` against ``jars/*`` into ``target`` (atomically)."""
+    attributes = {SPARK_VERSION_ATTRIBUTE: spark, SOURCE_HASH_ATTRIBUTE: source_hash(spark, scala)}
+    javac_jar(javac, sources(spark, scala), [str(jars / "*")], target, attributes)
+
+
+def javac_jar(
+    javac: str, files: list[Path], classpath: list[str], target: Path, attributes: dict[str, str]
+) -> None:
+    """``files`` compiled against ``classpath`` into the jar ``target`` (written atomically:
+    readers never see a half-written jar) whose manifest carries ``attributes``."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    files = sources(spark, scala)
-    digest = source_hash(spark, scala)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix="classes-") as tmp:
         classes = Path(tmp) / "classes"
         classes.mkdir()
         args_file = Path(tmp) / "sources.txt"
         args_file.write_text("\n".join(f'"{s}"' for s in files))
         cmd = [javac, "-nowarn", "-encoding", "UTF-8", "--release", JAVA_RELEASE]
-        cmd += ["-cp", str(jars / "*"), "-d", str(classes), f"@{args_file}"]
+        cmd += ["-cp", os.pathsep.join(classpath), "-d", str(classes), f"@{args_file}"]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
         if proc.returncode != 0:
             raise ShimBuildError(
-                f"javac failed (exit {proc.returncode}) compiling {source_dir()} for Spark "
-                f"{spark}:\n" + (proc.stderr or proc.stdout)[-6000:]
+                f"javac failed (exit {proc.returncode}) compiling {files[0].parent} for "
+                f"{target.name}:\n" + (proc.stderr or proc.stdout)[-6000:]
             )
-        partial = Path(tmp) / JAR_NAME
+        partial = Path(tmp) / target.name
+        lines = "".join(f"{k}: {v}\n" for k, v in attributes.items())
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as jar:
             jar.writestr(
                 "META-INF/MANIFEST.MF",
-                "Manifest-Version: 1.0\nCreated-By: sparklock\n"
-                f"{SPARK_VERSION_ATTRIBUTE}: {spark}\n{SOURCE_HASH_ATTRIBUTE}: {digest}\n",
+                f"Manifest-Version: 1.0\nCreated-By: sparklock\n{lines}",
             )
             for f in sorted(classes.rglob("*.class")):
                 jar.write(f, f.relative_to(classes).as_posix())
-        os.replace(partial, target)  # atomic: readers never see a half-written jar
+        os.replace(partial, target)
 
 
 def manifest(jar: Path) -> dict[str, str]:

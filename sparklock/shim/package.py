@@ -3,12 +3,12 @@
     python -m sparklock.shim.package OUT_DIR [--lines 3.5,4.3]
 
 For each supported Spark line (``prebuilt.LINES``) the sources compile with ``javac`` against
-that line's pyspark jars. Those come from the pyspark distribution itself (``pip wheel --no-deps
-pyspark==X``, which reuses pip's cache), unpacked once to ``~/.cache/sparklock/spark-jars/
-pyspark-X``; a built jar is cached as the run-time fallback caches it
-(``~/.cache/sparklock/shim/spark-X-<source hash>``), so a second build downloads and compiles
-nothing. ``SPARKLOCK_SHIM_LINES=3.5,4.3`` limits the lines (a smaller wheel, for tests).
-Needs a JDK 17+ and pip; the network only the first time.
+that line's pyspark jars; the Delta part (``delta_jar``) once, beside them. Those come from
+the pyspark distribution itself (``pip wheel --no-deps pyspark==X``, which reuses pip's cache),
+unpacked once to ``~/.cache/sparklock/spark-jars/pyspark-X``; a built jar is cached as the
+run-time fallback caches it (``~/.cache/sparklock/shim/spark-X-<source hash>``), so a second
+build downloads and compiles nothing. ``SPARKLOCK_SHIM_LINES=3.5,4.3`` limits the lines (a
+smaller wheel, for tests). Needs a JDK 17+ and pip; the network only the first time.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from . import delta_jar
 from .compile import JAR_NAME, build, find_javac, source_hash
 from .errors import ShimBuildError
 from .locate import scala_version, user_cache
@@ -101,6 +102,12 @@ def build_jars(out_dir: Path, lines: str | None = None) -> list[Path]:
         target = out_dir / jar_name(line)
         shutil.copyfile(line_jar(line, javac), target)
         written.append(target)
+    # The Delta part (one jar for every line: it uses Hadoop's Path, delta-storage's LogStore and
+    # the shim's Lease, the same in each), compiled against the first line chosen.
+    delta_target = out_dir / delta_jar.JAR_NAME
+    first = chosen[0]
+    delta_jar.build(javac, compile_classpath(LINES[first]), out_dir / jar_name(first), delta_target)
+    written.append(delta_target)
     (out_dir / INDEX).write_text("\n".join(chosen) + "\n")
     return written
 

@@ -70,6 +70,10 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     * ``spark.sql.sources.commitProtocolClass``: ``io.sparklock.shim.LeaseCommitProtocol`` (unless
       the builder names one): Spark's own, with a staging area per job and the lease checked
       before a job's output becomes visible (docs/fencing.md);
+    * where the session will have Delta Lake, ``spark.delta.logStore.<scheme>.impl`` for each
+      scheme the user chose no store for (and the Delta part's jar on ``spark.jars``): Delta's
+      own store, with the lease checked before a commit file is written
+      (:mod:`sparklock.spark.delta_commits`);
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
       metric source with the driver's metrics system (docs/operations.md, "Metrics and events");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
@@ -87,7 +91,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
     """
     from .. import shim
-    from . import driver_classpath, startup
+    from . import delta_commits, driver_classpath, startup
 
     options = getattr(builder, "_options", None)
     if options is None:
@@ -121,7 +125,10 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
 
     def getOrCreate() -> SparkSession:  # noqa: N802 - pyspark's name
         _settle(builder, jar)
-        _ensure_loadable(jar)
+        _ensure_loadable(jar, shim.BRIDGE_CLASS)
+        delta_jar = delta_commits.configure(builder, _running_jvm())
+        if delta_jar is not None:
+            _ensure_loadable(delta_jar, delta_commits.STORES["file"])
         with warnings.catch_warnings():
             # remote("local[...]"): the Connect client re-sends the builder's static options
             # (spark.jars, spark.sql.extensions, ...) to its session and warns that it cannot set
@@ -157,7 +164,15 @@ def _attach_in_process_connect() -> None:
     startup.check(classic)  # ConfigError / LockManagerUnavailableError now, not later
 
 
-def _ensure_loadable(jar: str) -> None:
+def _running_jvm() -> Any:
+    """The JVM this process already runs (spark-submit's, or one a stopped context left), or
+    None when the next ``getOrCreate`` launches it."""
+    from pyspark import SparkContext
+
+    return SparkContext._jvm if SparkContext._gateway is not None else None
+
+
+def _ensure_loadable(jar: str, probe: str) -> None:
     """If this process already has a JVM, put the jar on the class loader Spark loads from.
 
     ``spark.jars`` reaches the driver's class path only when pyspark launches the JVM. Under
@@ -165,13 +180,12 @@ def _ensure_loadable(jar: str) -> None:
     its gateway); in a notebook a stopped SparkContext leaves its JVM behind. In both, the gateway's
     threads carry spark-submit's ``MutableURLClassLoader`` as their context class loader, which
     is the loader Spark resolves ``spark.plugins`` and ``spark.sql.extensions`` through: adding
-    the jar there before the SparkContext starts is what ``--jars`` would have done.
+    the jar there before the SparkContext starts is what ``--jars`` would have done. ``probe``: a
+    class of the jar (already loadable: nothing to do).
     """
     import os
 
     from pyspark import SparkContext
-
-    from .. import shim
 
     if SparkContext._gateway is None:
         if not os.environ.get("PYSPARK_GATEWAY_PORT"):
@@ -180,7 +194,7 @@ def _ensure_loadable(jar: str) -> None:
     jvm = SparkContext._jvm
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        jvm.java.lang.Class.forName(shim.BRIDGE_CLASS, False, loader)
+        jvm.java.lang.Class.forName(probe, False, loader)
         return
     except Exception:  # noqa: BLE001 - py4j raises Py4JJavaError for ClassNotFoundException
         pass

@@ -18,9 +18,10 @@ stdout (Spark's own output goes to stderr):
   first, fill) the shared tables of the stress workload -> partitions per table
 * ``{"op": "stress", "tables": [...], "threads": 2, "seconds": 20, "seed": 1, "log": path,
   "short_budget": {conf}}``: the stress workload (see :func:`stress`) -> its summary
-* ``{"op": "overwrite", "path": p, "batch": "A", "rows": 8, "tasks": 4, "seconds": 0}``: overwrite
-  parquet ``p`` with a recognisable batch (``rows`` rows tagged ``batch``, each task sleeping
-  ``seconds`` per row) -> ``{"ok": ..., "error": ...}`` (the nemesis tests)
+* ``{"op": "overwrite", "path": p, "batch": "A", "rows": 8, "tasks": 4, "seconds": 0,
+  "format": "parquet"}``: overwrite ``p`` (parquet, or ``delta`` with ``--delta``) with a
+  recognisable batch (``rows`` rows tagged ``batch``, each task sleeping ``seconds`` per row)
+  -> ``{"ok": ..., "error": ...}`` (the nemesis tests)
 * ``{"op": "fences"}`` -> the JVM's lease fences so far ``[[handle, nanoTime], ...]`` and its clock
 * ``{"op": "exit"}``
 
@@ -56,7 +57,12 @@ def build(args):
     for kv in args.conf or []:
         k, v = kv.split("=", 1)
         conf[k] = v
-    spark = build_session(f"driver-{os.getpid()}", args.warehouse, conf=conf)
+    if args.delta:
+        from tests.support.delta import delta_session
+
+        spark = delta_session(f"driver-{os.getpid()}", args.warehouse, **conf)
+    else:
+        spark = build_session(f"driver-{os.getpid()}", args.warehouse, conf=conf)
     register_udfs(spark)
     return spark
 
@@ -126,7 +132,7 @@ def overwrite(spark, cmd: dict) -> dict:
         f"'{cmd['batch']}' AS batch", f"slow(CAST(id AS INT), {seconds}) AS id"
     )
     try:
-        df.write.mode("overwrite").parquet(cmd["path"])
+        df.write.format(cmd.get("format", "parquet")).mode("overwrite").save(cmd["path"])
         return {"ok": True}
     except Exception as e:  # noqa: BLE001
         return {"ok": False, "error": error_text(e)}
@@ -274,6 +280,7 @@ class Driver:
         env: dict | None = None,
         start_timeout: float = 120.0,
         new_session: bool = False,
+        delta: bool = False,
     ) -> None:
         """``new_session``: the driver (Python, its JVM, its workers) in a process group of its
         own, which a test may stop and continue as a whole."""
@@ -285,6 +292,8 @@ class Driver:
         cmd = [sys.executable, "-m", "tests.support.driver", "--warehouse", warehouse]
         if quorum is not None:  # None: the manager the conf names
             cmd += ["--quorum", quorum, "--namespace", namespace or ""]
+        if delta:  # a session with Delta Lake (tests.support.delta)
+            cmd.append("--delta")
         for k, v in (conf or {}).items():
             cmd += ["--conf", f"{k}={v}"]
         self.stderr_path = os.path.join(warehouse, f"driver-{time.time_ns()}.err")
@@ -352,6 +361,7 @@ def main(argv=None) -> int:
     ap.add_argument("--namespace")
     ap.add_argument("--warehouse", required=True)
     ap.add_argument("--conf", action="append")
+    ap.add_argument("--delta", action="store_true")
     args = ap.parse_args(argv)
     spark = build(args)
     reply({"ready": True, "pid": os.getpid()})

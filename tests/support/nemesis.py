@@ -74,15 +74,36 @@ def submit(driver: Driver, cmd: dict) -> None:
     driver.proc.stdin.flush()
 
 
-def read_batches(path: Path) -> Counter:
+def read_batches(path: Path, fmt: str = "parquet") -> Counter:
     """Rows per batch in the parquet files of ``path`` (files Spark's committer would not
-    publish, ``_``/``.``-prefixed, are skipped as Spark's reader skips them)."""
+    publish, ``_``/``.``-prefixed, are skipped as Spark's reader skips them); for ``delta``,
+    in the files its newest version holds (:func:`delta_files`)."""
     import pyarrow.dataset as ds
 
     if not path.exists():
         return Counter()
-    table = ds.dataset(str(path), format="parquet").to_table(columns=["batch"])
+    source = [str(f) for f in delta_files(path)] if fmt == "delta" else str(path)
+    if not source:
+        return Counter()
+    table = ds.dataset(source, format="parquet").to_table(columns=["batch"])
     return Counter(table.column("batch").to_pylist())
+
+
+def delta_files(path: Path) -> list[Path]:
+    """The data files of a Delta table's newest version: its log's ``add`` actions minus its
+    ``remove`` actions, commit by commit (the few commits here leave no checkpoint)."""
+    import json
+    from urllib.parse import unquote
+
+    live: set[str] = set()
+    for commit in sorted((path / "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                live.add(unquote(action["add"]["path"]))
+            elif "remove" in action:
+                live.discard(unquote(action["remove"]["path"]))
+    return sorted(path / f for f in live)
 
 
 @dataclass
@@ -118,10 +139,17 @@ def watch_locks(client, root: str, timeout: float = 60.0) -> ExpiryWatch:
     raise TimeoutError(f"no lock appeared under {root} within {timeout}s")
 
 
-def wait_for_job(path: Path, timeout: float = 60.0) -> None:
-    """Until the writer's job has set up its staging under ``path`` (after its grant)."""
+def wait_for_job(path: Path, fmt: str = "parquet", timeout: float = 60.0) -> None:
+    """Until the writer's job has set up its staging under ``path`` (after its grant); Delta
+    stages nothing: until its tasks have opened their first data files."""
+
+    def started() -> bool:
+        if fmt == "delta":
+            return path.is_dir() and any(p.name.startswith("part-") for p in path.iterdir())
+        return (path / "_temporary").exists()
+
     deadline = time.monotonic() + timeout
-    while not (path / "_temporary").exists():
+    while not started():
         if time.monotonic() > deadline:
             raise TimeoutError(f"no job staged under {path} within {timeout}s")
         time.sleep(0.05)
@@ -170,12 +198,14 @@ def pause_trial(
     a_conf: dict[str, str] | None = None,
     inflict=None,
     heal=None,
+    fmt: str = "parquet",
 ) -> Trial:
     """A overwrites slowly, ``inflict(a_driver)`` hits it, B overwrites once A's session expired,
     ``heal(a_driver)``; then A's answer and the data are collected.
 
     ``inflict`` runs once A holds its lock; ``heal`` once B has committed and A's tasks would have
-    finished (so that A's job, unless fenced, would have tried to commit)."""
+    finished (so that A's job, unless fenced, would have tried to commit). ``fmt="delta"``: both
+    drivers have Delta and overwrite a Delta table (its newest version is what is checked)."""
     path = work / "target"
     a, b = start_drivers(
         [
@@ -185,26 +215,29 @@ def pause_trial(
                 warehouse=str(work / "a"),
                 conf=driver_conf(a_conf),
                 new_session=True,
+                delta=fmt == "delta",
             ),
             dict(
                 quorum=zk_address,
                 namespace=namespace,
                 warehouse=str(work / "b"),
                 conf=driver_conf(),
+                delta=fmt == "delta",
             ),
         ]
     )
     try:
         with inspecting(zk_address) as zk:
             cmd = {"op": "overwrite", "path": str(path), "batch": "A", "rows": A_ROWS}
-            submit(a, {**cmd, "tasks": A_TASKS, "seconds": A_SECONDS})
+            submit(a, {**cmd, "tasks": A_TASKS, "seconds": A_SECONDS, "format": fmt})
             watch = watch_locks(zk, "/" + namespace)
-            wait_for_job(path)  # granted, and its job set up: A writes under its lock
+            wait_for_job(path, fmt)  # granted, and its job set up: A writes under its lock
             started = time.monotonic()
             inflict(a)
             if not watch.wait(30):
                 raise AssertionError(f"A's session did not expire; locks {watch.paths}")
-            b_answer = b.send({"op": "overwrite", "path": str(path), "batch": "B", "rows": B_ROWS})
+            cmd = {"op": "overwrite", "path": str(path), "batch": "B", "rows": B_ROWS}
+            b_answer = b.send({**cmd, "format": fmt})
             # A's job, unfenced, would be done by now: 2 waves of 2 rows per task
             job = 2 * 2 * A_SECONDS + 1.0
             time.sleep(max(0.0, started + job - time.monotonic()))
@@ -215,7 +248,7 @@ def pause_trial(
             fault,
             a_answer,
             b_answer,
-            read_batches(path),
+            read_batches(path, fmt),
             watch.gone_ns,
             [t for _, t in fences],
         )

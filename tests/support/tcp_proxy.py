@@ -8,7 +8,11 @@ import threading
 
 class TcpProxy:
     """Forwards 127.0.0.1:<port> to ``host:port`` until :meth:`cut` (then nothing connects);
-    from ``source`` (another loopback address) when given."""
+    from ``source`` (another loopback address) when given.
+
+    :meth:`silence` is the quieter partition: connections stay open (and new ones are accepted)
+    but every byte is dropped both ways, as a lost route or a firewall dropping packets does, so
+    a client learns only from its own read timeout; :meth:`heal` forwards again."""
 
     def __init__(self, host: str, port: int, *, source: str | None = None) -> None:
         self.target = (host, port)
@@ -18,6 +22,7 @@ class TcpProxy:
         self._sockets: list[socket.socket] = []
         self._guard = threading.Lock()
         self._cut = False
+        self._silent = threading.Event()
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -44,11 +49,11 @@ class TcpProxy:
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
-    @staticmethod
-    def _pump(src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
         try:
             while data := src.recv(65536):
-                dst.sendall(data)
+                if not self._silent.is_set():
+                    dst.sendall(data)
         except OSError:
             pass
         finally:
@@ -57,6 +62,14 @@ class TcpProxy:
                     s.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
+
+    def silence(self) -> None:
+        """Drop every byte from now on, both ways, closing nothing."""
+        self._silent.set()
+
+    def heal(self) -> None:
+        """Forward again after :meth:`silence` (what was dropped meanwhile stays lost)."""
+        self._silent.clear()
 
     def cut(self) -> None:
         """Close every forwarded connection and stop accepting new ones."""

@@ -37,6 +37,12 @@ final class LockRelease {
       try {
         release(held);
       } catch (SparkLockException releaseFailure) {
+        SparkLockException refused = locksLostIn(e);
+        if (refused != null) {
+          // A commit refused under the lapsed lease says what it kept from becoming visible.
+          refused.addSuppressed(releaseFailure);
+          throw refused;
+        }
         if (isLocksLost(releaseFailure)) {
           // The jobs were cancelled because the locks were lost: that is the real failure.
           releaseFailure.addSuppressed(e);
@@ -51,6 +57,16 @@ final class LockRelease {
     FenceTags.remove(sc, tag);
     release(held); // UNLOCK_FAILED / LOCKS_LOST here fail the action: the caller must know
     return result;
+  }
+
+  /** The {@code LOCKS_LOST} a commit check threw, wherever the writer wrapped it, or null. */
+  private static SparkLockException locksLostIn(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof SparkLockException && isLocksLost((SparkLockException) t)) {
+        return (SparkLockException) t;
+      }
+    }
+    return null;
   }
 
   private static boolean isLocksLost(SparkLockException e) {

@@ -1,0 +1,133 @@
+"""Delta's log commit checked against the lease (docs/fencing.md), on real Delta and ZooKeeper.
+
+The module's Delta session reaches ZooKeeper through a proxy the test can silence (a partition:
+kazoo hears nothing, the JVM's lease lapses). The refused commit is made deterministic with
+Delta's own commit lock (``DeltaLog.snapshotLock``, taken by a commit when
+``spark.databricks.delta.commitLock.enabled``): held by the test while the statement's write job
+runs, it stops the statement between its job and its commit file, with no job left for the
+watchdog's cancellation to stop, so only the check in the store can refuse the commit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.support import delta
+from tests.support.spark import register_udfs, zookeeper_conf
+from tests.support.tcp_proxy import TcpProxy
+
+pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.delta, delta.needs_delta]
+
+LEASE_STORE = "io.sparklock.shim.delta.LeaseHdfsLogStore"
+
+
+@pytest.fixture(scope="module")
+def proxy(zk_server):
+    host, port = zk_server.address.rsplit(":", 1)
+    with TcpProxy(host, int(port)) as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory, proxy):
+    from pyspark import SparkContext
+
+    root = tmp_path_factory.mktemp("delta_lease")
+    before = delta.system_properties(SparkContext._jvm) if SparkContext._jvm else None
+    session = delta.delta_session("test_delta_lease", root / "warehouse")
+    # session conf, not the builder's: a context's conf outlives it as system properties
+    conf = {
+        **zookeeper_conf(f"127.0.0.1:{proxy.port}", f"delta_lease_{uuid.uuid4().hex[:8]}"),
+        "spark.sparklock.zookeeper.sessionTimeout": "4s",
+        "spark.databricks.delta.commitLock.enabled": "true",
+    }
+    for key, value in conf.items():
+        session.conf.set(key, value)
+    register_udfs(session)
+    yield session
+    for key in conf:
+        session.conf.unset(key)
+    jvm = session._jvm
+    session.stop()
+    delta.restore_system_properties(jvm, before or dict.fromkeys(delta.system_properties(jvm)))
+
+
+def delta_log(spark, table: str):
+    location = spark.sql(f"DESCRIBE DETAIL {table}").collect()[0]["location"]
+    return spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, location)
+
+
+def version(log_dir: Path) -> int:
+    """The table's version, read from its log's commit files (no Spark, no lock: the
+    partitioned session has no ZooKeeper to lock with until it reconnects)."""
+    return max(int(p.stem) for p in log_dir.glob("*.json") if p.stem.isdigit())
+
+
+def test_delta_writes_through_the_lease_checking_store(spark):
+    assert spark.conf.get("spark.delta.logStore.file.impl") == LEASE_STORE
+    spark.sql("CREATE TABLE used (id INT) USING delta")
+    spark.sql("INSERT INTO used VALUES (1)")
+    log = delta_log(spark, "used")
+    store = log.store().getDelegate(log.logPath())  # Delta's per-scheme choice, adapted
+    assert store.logStoreImpl().getClass().getName() == LEASE_STORE
+    assert spark.table("used").collect()[0][0] == 1
+
+
+def wait_until(check, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def test_a_commit_under_a_lapsed_lease_is_refused_and_the_version_stays(spark, proxy):
+    spark.sql("CREATE TABLE t (batch STRING, id INT) USING delta")
+    spark.sql("INSERT INTO t VALUES ('before', 0)")
+    log_dir = Path(urlparse(str(delta_log(spark, "t").logPath().toUri())).path)
+    before = version(log_dir)
+    lease = spark._jvm.io.sparklock.shim.Lease
+    fences_before = len(lease.fences().splitlines())
+    tracker = spark.sparkContext.statusTracker()
+    outcome: dict[str, object] = {}
+
+    def write() -> None:
+        try:
+            spark.sql("INSERT INTO t SELECT 'A', slow(CAST(id AS INT), 1.0) FROM range(0, 4, 1, 2)")
+            outcome["ok"] = True
+        except Exception as e:  # noqa: BLE001 - the answer under test
+            outcome["error"] = str(e)
+
+    commit_lock = delta_log(spark, "t").snapshotLock()
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        wait_until(lambda: len(tracker.getActiveJobsIds()) > 0, 60, "the write job")
+        commit_lock.lock()  # this thread's JVM thread (pinned) owns it until unlock below
+        try:
+            # the job ends; the statement then waits for the lock, before its commit file, with
+            # no job left running (so no cancellation can stop it: only the store's check)
+            wait_until(
+                lambda: commit_lock.hasQueuedThreads() and not tracker.getActiveJobsIds(),
+                60,
+                "the statement to wait for its commit with no job running",
+            )
+            proxy.silence()  # kazoo hears nothing more: the JVM's lease lapses on its own
+            wait_until(
+                lambda: len(lease.fences().splitlines()) > fences_before, 30, "the JVM to fence"
+            )
+        finally:
+            commit_lock.unlock()
+        writer.join(60)
+    finally:
+        proxy.heal()
+        writer.join(60)
+    error = str(outcome.get("error"))
+    assert "LOCKS_LOST" in error and "the Delta log commit" in error, outcome
+    assert version(log_dir) == before, "the refused commit became a version"

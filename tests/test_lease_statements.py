@@ -1,0 +1,130 @@
+"""Which statements the JVM's lease fences (docs/fencing.md), in one driver on a real ZooKeeper.
+
+The module's session reaches ZooKeeper through a proxy the test silences (a partition that
+closes nothing: kazoo learns only from its read timeout, and the JVM's lease lapses on its own);
+each test heals it and waits until the session locks again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.support.spark import build_session, register_udfs, zookeeper_conf
+from tests.support.tcp_proxy import TcpProxy
+
+pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
+
+
+@pytest.fixture(scope="module")
+def proxy(zk_server):
+    host, port = zk_server.address.rsplit(":", 1)
+    with TcpProxy(host, int(port)) as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory, proxy):
+    warehouse = tmp_path_factory.mktemp("lease_statements") / "warehouse"
+    session = build_session("test_lease_statements", warehouse)
+    conf = {
+        **zookeeper_conf(f"127.0.0.1:{proxy.port}", f"lease_stmt_{uuid.uuid4().hex[:8]}"),
+        "spark.sparklock.zookeeper.sessionTimeout": "4s",
+    }
+    for key, value in conf.items():
+        session.conf.set(key, value)
+    register_udfs(session)
+    yield session
+    for key in conf:
+        session.conf.unset(key)
+    session.stop()
+
+
+def wait_until(check, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def heal_and_reconnect(spark, proxy) -> None:
+    """Forward again; a statement that started while the old session was still being retried
+    fails with LOCK_MANAGER_UNAVAILABLE, so try until one locks (a new session)."""
+    proxy.heal()
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            spark.sql("SHOW LOCKS").collect()
+            return
+        except Exception:  # noqa: BLE001 - retried until the deadline
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def fenced_during(spark, proxy, sql: str) -> str:
+    """Run ``sql`` on a thread; once its job runs, silence ZooKeeper; the statement's error text
+    (an AssertionError if it succeeded). The job must outlast the lease by far (12 s of tasks
+    here against a lapse within 3 s of the silence): a job commit that passed its check before
+    the lapse is the window docs/fencing.md states, not what this checks."""
+    tracker = spark.sparkContext.statusTracker()
+    outcome: dict[str, str] = {}
+
+    def run() -> None:
+        try:
+            spark.sql(sql).collect()
+            outcome["ok"] = "succeeded"
+        except Exception as e:  # noqa: BLE001 - the answer under test
+            outcome["error"] = str(e)
+
+    writer = threading.Thread(target=run)
+    writer.start()
+    try:
+        wait_until(lambda: len(tracker.getActiveJobsIds()) > 0, 60, "the statement's job")
+        proxy.silence()
+        writer.join(60)
+    finally:
+        heal_and_reconnect(spark, proxy)
+        writer.join(60)
+    assert "error" in outcome, f"{sql!r} was not fenced: {outcome}"
+    return outcome["error"]
+
+
+def data_files(spark, table: str) -> list[str]:
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+    (location,) = [r.data_type for r in rows if r.col_name == "Location"]
+    root = Path(urlparse(location).path)
+    return sorted(p.name for p in root.rglob("*") if p.is_file() and p.name[0] not in "._")
+
+
+def test_a_statement_under_an_explicit_lock_is_fenced(spark, proxy):
+    """LOCK TABLE's lock outlives the ZooKeeper session (a persistent node), but the INSERT run
+    under it is bound to the lease like any statement: it must not write unfenced."""
+    spark.sql("CREATE TABLE e (id INT) USING parquet")
+    spark.sql("LOCK TABLE e EXCLUSIVE")
+    try:
+        error = fenced_during(
+            spark, proxy, "INSERT INTO e SELECT slow(CAST(id AS INT), 1.0) FROM range(0, 24, 1, 2)"
+        )
+        assert "LOCKS_LOST" in error, error
+        assert data_files(spark, "e") == []
+    finally:
+        spark.sql("UNLOCK TABLE e")
+
+
+def test_a_create_table_as_select_fenced_in_its_job_leaves_no_table(spark, proxy):
+    """The catalog change of a CTAS comes after its write job: fenced there, it never happens."""
+    error = fenced_during(
+        spark,
+        proxy,
+        "CREATE TABLE c USING parquet AS "
+        "SELECT slow(CAST(id AS INT), 1.0) AS id FROM range(0, 24, 1, 2)",
+    )
+    assert "LOCKS_LOST" in error, error
+    assert not spark.catalog.tableExists("c")
