@@ -44,6 +44,7 @@ class Target:
     partitions: str | None = None
     partition_mode: LockMode = X
     database_from: str | None = None
+    pinned_by: str | None = None
 
 
 @dataclass(frozen=True)
