@@ -327,9 +327,10 @@ RULES: tuple[CommandRule, ...] = (
     rule(
         SOURCES + "SaveIntoDataSourceCommand",
         "df.write.format(...).save(p) (non-file sources: JDBC, Delta/Hudi paths)",
-        Target("options", X),
+        Target("options", X, pinned_by=PINNED),
         note="its `path` option and each of its `paths`: the table owning it, else the path; "
-        "a JDBC `url` + `dbtable`: that table as a connector object",
+        "a JDBC `url` + `dbtable`: that table as a connector object; a Delta overwrite with "
+        "replaceWhere = 'p = 1' of a table's path: EXCLUSIVE on that partition",
     ),
     rule(HIVE + "InsertIntoHiveTable", "INSERT INTO|OVERWRITE t (Hive tables)", note=WRITE_RULE),
     rule(

@@ -31,8 +31,9 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation;
  *       touches lie outside the condition);
  *   <li>OPTIMIZE ... WHERE: its partition predicates (kept as SQL text), parsed by the session's
  *       own parser;
- *   <li>a {@code replaceWhere} overwrite: the option, parsed likewise, unless Delta's check that
- *       the data written matches it is turned off.
+ *   <li>a {@code replaceWhere} overwrite (of a table, or of a path: {@code SaveIntoDataSource}
+ *       with Delta's source): the option, parsed likewise, unless Delta's check that the data
+ *       written matches it is turned off.
  * </ul>
  */
 final class DeltaConstraints {
@@ -43,6 +44,9 @@ final class DeltaConstraints {
       "spark.databricks.delta.replaceWhere.constraintCheck.enabled";
 
   private static final String COMMANDS = "org.apache.spark.sql.delta.commands.";
+  private static final String SAVE_INTO =
+      "org.apache.spark.sql.execution.datasources.SaveIntoDataSourceCommand";
+  private static final String DELTA_SOURCE = "org.apache.spark.sql.delta.sources.DeltaDataSource";
 
   /** The field for {@code root}, or null when it is no Delta command that pins its rows. */
   static ConstraintsField of(SparkSession session, LogicalPlan root) {
@@ -53,6 +57,7 @@ final class DeltaConstraints {
         case COMMANDS + "MergeIntoCommand" -> merge(root);
         case COMMANDS + "OptimizeTableCommand" -> optimize(session, root);
         case COMMANDS + "WriteIntoDelta" -> replaceWhere(session, root);
+        case SAVE_INTO -> savedByPath(session, root);
         default -> null;
       };
     } catch (RuntimeException e) {
@@ -140,8 +145,7 @@ final class DeltaConstraints {
   }
 
   private static ConstraintsField replaceWhere(SparkSession session, LogicalPlan root) {
-    if (Refs.invoke(root, "mode") != SaveMode.Overwrite
-        || "false".equalsIgnoreCase(session.conf().get(CONSTRAINT_CHECK, "true"))) {
+    if (Refs.invoke(root, "mode") != SaveMode.Overwrite || !checked(session)) {
       return null;
     }
     Object options = Refs.invoke(root, "options");
@@ -155,6 +159,56 @@ final class DeltaConstraints {
     Expression e = parse(session, text);
     Map<String, List<String>> rows = RowConstraints.of(e, RowConstraints.byName(df.schema()));
     return field(deltaLogPartitionColumns(log), rows);
+  }
+
+  /** {@code df.write.format("delta").mode("overwrite").option("replaceWhere", ...).save(p)}. */
+  private static ConstraintsField savedByPath(SparkSession session, LogicalPlan root) {
+    Object source = Refs.invoke(root, "dataSource");
+    if (source == null || !source.getClass().getName().equals(DELTA_SOURCE)
+        || Refs.invoke(root, "mode") != SaveMode.Overwrite || !checked(session)) {
+      return null;
+    }
+    String where = null;
+    String path = null;
+    for (Map.Entry<?, ?> e : ScalaInterop.map(
+        (scala.collection.Map<?, ?>) Refs.invoke(root, "options")).entrySet()) {
+      String key = String.valueOf(e.getKey());
+      if (key.equalsIgnoreCase("replaceWhere")) {
+        where = String.valueOf(e.getValue());
+      } else if (key.equalsIgnoreCase("path")) {
+        path = String.valueOf(e.getValue());
+      }
+    }
+    LogicalPlan query = (LogicalPlan) Refs.invoke(root, "query");
+    if (where == null || path == null || query == null) {
+      return null;
+    }
+    Map<String, List<String>> rows =
+        RowConstraints.of(parse(session, where), RowConstraints.byName(query.schema()));
+    return field(deltaLogPartitionColumns(deltaLogOf(session, path)), rows);
+  }
+
+  /** The partition columns of the Delta table at {@code path} (none when unreadable). */
+  static List<String> partitionColumnsAt(SparkSession session, String path) {
+    List<String> cols = deltaLogPartitionColumns(deltaLogOf(session, path));
+    return cols == null ? List.of() : cols;
+  }
+
+  /** Delta's (cached) log of the table at {@code path}. */
+  private static Object deltaLogOf(SparkSession session, String path) {
+    try {
+      return Class.forName("org.apache.spark.sql.delta.DeltaLog", true,
+              Thread.currentThread().getContextClassLoader())
+          .getMethod("forTable", SparkSession.class, String.class)
+          .invoke(null, session, path);
+    } catch (ReflectiveOperationException e) {
+      return null;
+    }
+  }
+
+  /** Whether Delta checks that the rows written match {@code replaceWhere} (its default). */
+  private static boolean checked(SparkSession session) {
+    return !"false".equalsIgnoreCase(session.conf().get(CONSTRAINT_CHECK, "true"));
   }
 
   /** SQL text as the session's own parser reads an expression (its error: no constraint). */
