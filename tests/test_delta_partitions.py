@@ -171,3 +171,37 @@ def test_writers_of_disjoint_partitions_proceed_while_the_same_partition_conflic
     assert (7, "n") in {tuple(r) for r in spark.sql("SELECT id, v FROM d WHERE p = 2").collect()}
     assert spark.sql("SELECT count(*) FROM d WHERE p = 1").collect()[0][0] == 1  # untouched
     writer.sql("DELETE FROM d WHERE p = 1 AND id = 99")  # released: runs
+
+
+# -- Structured Streaming into and out of Delta: each micro-batch locks what it reads and writes ---
+def _until_stopped(query) -> None:
+    assert query.awaitTermination(120), "the availableNow query did not finish"
+    assert query.exception() is None, query.exception()
+
+
+def test_a_stream_from_delta_into_delta_locks_each_micro_batch(spark, tmp_path):
+    spark.sql("CREATE TABLE st (id INT, p INT, v STRING) USING delta PARTITIONED BY (p)")
+    location = spark.sql("DESCRIBE DETAIL st").collect()[0]["location"]
+    batch = sorted([D, S("default@s"), X("default@st")])
+    for name, start in (
+        ("table", lambda w: w.toTable("st")),
+        ("path", lambda w: w.start(location)),  # Delta's sink by path: the table owning it
+    ):
+        writer = (
+            spark.readStream.table("s")
+            .writeStream.format("delta")
+            .option("checkpointLocation", str(tmp_path / name))
+            .trigger(availableNow=True)
+        )
+        got = requested(spark, lambda: _until_stopped(start(writer)))  # noqa: B023
+        # one batch (s has one commit to read); Delta's source and sink read their tables'
+        # logs besides, in executions of their own: SHARED only
+        assert got.count(batch) == 1, (name, got)
+        others = [lock for g in got if g != batch for lock in g]
+        assert {mode for _, mode in others} <= {"SHARED"}, (name, got)
+    assert spark.table("st").count() == 2 * spark.table("s").count()
+
+
+def test_a_read_of_one_delta_partition_shares_the_table_only(spark):
+    # Delta reads a snapshot: no commit breaks it, so a pinned writer need not wait for it
+    assert explain(spark, "SELECT * FROM d WHERE p = 1") == [D, S("default@d")]
