@@ -139,6 +139,26 @@ def test_replace_where_of_a_dataframe_write_pins_its_partition(spark):
     assert spark.sql("SELECT id FROM d WHERE p = 2").collect()[0][0] == 9
 
 
+def test_the_jvm_reports_constraints_as_the_dataclasses_read_them(spark):
+    """A Delta command's constraints field and a v2 write's rowConstraints, as parsed from what
+    the JVM sent (test_spark_bridge checks the records' and dataclasses' field names agree)."""
+    from sparklock.rules.facts import ConstraintsField, to_wire
+    from sparklock.spark.builder import callback_of
+    from tests.support.locks import top_level
+
+    with callback_of(spark).recording() as recorded:
+        spark.sql("DELETE FROM d WHERE p IN (1, 2) AND id = 99")
+        spark.sql("INSERT INTO d PARTITION (p = 3) SELECT id, v FROM s WHERE id = 99")
+    delete, insert = top_level(list(recorded))
+    (pins,) = [f for f in delete.fields if isinstance(f, ConstraintsField)]
+    assert (pins.name, pins.partition_columns, pins.values) == (
+        "writtenRows",
+        ("p",),
+        {"p": ("1", "2"), "id": ("99",)},  # facts on every column: Python picks the partitions
+    )
+    assert to_wire(insert)["writes"][0]["rowConstraints"] == {"p": ["3"]}
+
+
 # -- two sessions: disjoint partitions proceed together, the same partition conflicts -----------
 FAST = {"spark.sparklock.lock.numRetries": "1", "spark.sparklock.lock.retryInterval": "10ms"}
 
