@@ -225,3 +225,27 @@ def test_a_stream_from_delta_into_delta_locks_each_micro_batch(spark, tmp_path):
 def test_a_read_of_one_delta_partition_shares_the_table_only(spark):
     # Delta reads a snapshot: no commit breaks it, so a pinned writer need not wait for it
     assert explain(spark, "SELECT * FROM d WHERE p = 1") == [D, S("default@d")]
+
+
+def test_a_micro_batch_into_delta_waits_for_a_reader_of_its_table(spark, tmp_path):
+    spark.sql("CREATE TABLE sr (id INT, p INT, v STRING) USING delta")
+    version = spark.sql("DESCRIBE HISTORY sr").collect()[0]["version"]
+    holder = spark.newSession()
+    holder.sql("LOCK TABLE sr SHARED")
+    spark.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
+    try:
+        query = (
+            spark.readStream.table("s")
+            .writeStream.format("delta")
+            .option("checkpointLocation", str(tmp_path / "cp"))
+            .trigger(availableNow=True)
+            .toTable("sr")
+        )
+        with pytest.raises(Exception, match="LOCK_CONFLICT"):  # the query fails with it
+            query.awaitTermination(120)
+    finally:
+        spark.conf.unset("spark.sparklock.lock.numRetries")
+        holder.sql("UNLOCK TABLE sr")
+    # refused before Delta's sink wrote or committed anything
+    assert spark.sql("DESCRIBE HISTORY sr").collect()[0]["version"] == version
+    assert spark.table("sr").count() == 0
