@@ -118,6 +118,7 @@ CONTRACT = {
     "Facts$ConnectorField": facts_contract.ConnectorField,
     "Facts$DatabaseField": facts_contract.DatabaseField,
     "Facts$PartitionSpecsField": facts_contract.PartitionSpecsField,
+    "Facts$ConstraintsField": facts_contract.ConstraintsField,
     "Facts$ValueField": facts_contract.ValueField,
 }
 

@@ -22,7 +22,12 @@ def _describe(rule: CommandRule) -> str:
             )
         else:
             where = f" in the database of `{t.database_from}`" if t.database_from else ""
-            parts.append(f"{t.mode.value} `{t.field}`{where}")
+            pinned = (
+                f", or SHARED table + {t.mode.value} partitions `{t.pinned_by}` pins"
+                if t.pinned_by
+                else ""
+            )
+            parts.append(f"{t.mode.value} `{t.field}`{where}{pinned}")
     text = "; ".join(parts) or "—"
     if rule.no_lock_when is not None:
         text += f"; nothing when {rule.no_lock_when}"

@@ -36,7 +36,10 @@ class Target:
     holds any, the table gets SHARED and each partition ``partition_mode`` instead (Hive's
     partition DDL rule). ``database_from``: a field whose catalog and database the name lives in,
     whatever the statement spelled (a rename's new name: Spark renames within the old name's
-    database); a temporary view there makes this one temporary too (no lock).
+    database); a temporary view there makes this one temporary too (no lock). ``pinned_by``: a
+    constraints field (the rows the command writes, ``facts.ConstraintsField``); where it fixes the
+    table's leading partition columns to constants, the table gets SHARED and each partition so
+    pinned ``mode`` instead (``pinning``), so writers of disjoint partitions run together.
     """
 
     field: str
@@ -44,6 +47,7 @@ class Target:
     partitions: str | None = None
     partition_mode: LockMode = X
     database_from: str | None = None
+    pinned_by: str | None = None
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from .command_rule import (
     X,
     rule,
 )
+from .delta import PINNED, PINS
 from .delta import ROWS as DELTA_ROWS
 
 # Spark SQL (session catalog; class names as analysed by Spark 4.x)
@@ -326,9 +327,10 @@ RULES: tuple[CommandRule, ...] = (
     rule(
         SOURCES + "SaveIntoDataSourceCommand",
         "df.write.format(...).save(p) (non-file sources: JDBC, Delta/Hudi paths)",
-        Target("options", X),
+        Target("options", X, pinned_by=PINNED),
         note="its `path` option and each of its `paths`: the table owning it, else the path; "
-        "a JDBC `url` + `dbtable`: that table as a connector object",
+        "a JDBC `url` + `dbtable`: that table as a connector object; a Delta overwrite with "
+        "replaceWhere = 'p = 1' of a table's path: EXCLUSIVE on that partition",
     ),
     rule(HIVE + "InsertIntoHiveTable", "INSERT INTO|OVERWRITE t (Hive tables)", note=WRITE_RULE),
     rule(
@@ -356,26 +358,34 @@ RULES: tuple[CommandRule, ...] = (
     rule(
         DELTA + "DeleteCommand",
         "DELETE FROM t (Delta)",
-        Target("catalogTable", X),
-        Target("target", X),
-        Target("deltaLog", X),
+        Target("catalogTable", X, pinned_by=PINNED),
+        Target("target", X, pinned_by=PINNED),
+        Target("deltaLog", X, pinned_by=PINNED),
+        note=PINS,
     ),
     rule(
         DELTA + "UpdateCommand",
         "UPDATE t (Delta)",
-        Target("catalogTable", X),
-        Target("target", X),
-        Target("tahoeFileIndex", X),
+        Target("catalogTable", X, pinned_by=PINNED),
+        Target("target", X, pinned_by=PINNED),
+        Target("tahoeFileIndex", X, pinned_by=PINNED),
+        note=PINS + " (a partition column it assigns pins nothing)",
     ),
     rule(
         DELTA + "MergeIntoCommand",
         "MERGE INTO t USING s (Delta)",
-        Target("catalogTable", X),
-        Target("target", X),
-        Target("targetFileIndex", X),
-        note="SHARED on the source",
+        Target("catalogTable", X, pinned_by=PINNED),
+        Target("target", X, pinned_by=PINNED),
+        Target("targetFileIndex", X, pinned_by=PINNED),
+        note="SHARED on the source; " + PINS + " on the target's columns, only without WHEN NOT "
+        "MATCHED [BY SOURCE] clauses and for columns no clause assigns",
     ),
-    rule(DELTA + "OptimizeTableCommand", "OPTIMIZE t (Delta)", Target("child", X)),
+    rule(
+        DELTA + "OptimizeTableCommand",
+        "OPTIMIZE t [WHERE ...] [ZORDER BY ...] (Delta)",
+        Target("child", X, pinned_by=PINNED),
+        note="OPTIMIZE t WHERE p = 1: EXCLUSIVE on that partition, SHARED on the table",
+    ),
     rule(
         DELTA + "RestoreTableCommand",
         "RESTORE TABLE t TO VERSION AS OF (Delta)",
@@ -384,8 +394,10 @@ RULES: tuple[CommandRule, ...] = (
     rule(
         DELTA + "WriteIntoDelta",
         "df.write.format('delta') (Delta)",
-        Target("catalogTableOpt", X),
-        Target("deltaLog", X),
+        Target("catalogTableOpt", X, pinned_by=PINNED),
+        Target("deltaLog", X, pinned_by=PINNED),
+        note="an overwrite with replaceWhere = 'p = 1': EXCLUSIVE on that partition, SHARED on "
+        "the table",
     ),
     rule(
         STREAMING + "WriteToMicroBatchDataSourceV1",

@@ -30,6 +30,10 @@ _L = "org.apache.spark.sql.catalyst.plans.logical."  # Delta adds some to Spark'
 Row = tuple[str, str, tuple[tuple[str, LockMode], ...], str]
 """(full class name, how users write it, (field, mode) targets, note)."""
 
+PINNED = "writtenRows"
+"""The constraints field the JVM reports for Delta's writes (the rows they write)."""
+PINS = "EXCLUSIVE on the partitions its condition pins (SHARED on the table), else on the table"
+
 _COMMITS = "EXCLUSIVE: a commit that rewrites or removes files readers of a snapshot may use"
 _ALTER = "EXCLUSIVE: a metadata commit (fails concurrent writers with MetadataChangedException)"
 

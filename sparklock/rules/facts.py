@@ -101,6 +101,11 @@ class WriteRef:
     overwrite: bool = False
     dynamic_partition_overwrite: bool = False
     file_based: bool = False
+    #: equality constraints every row it deletes or adds satisfies (column → values, Hive's
+    #: partition-value text): a v2 insert's static partition, Delta's ``REPLACE WHERE``
+    row_constraints: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict, metadata=_parse(lambda v: {k: tuple(x) for k, x in v.items()})
+    )
 
 
 # -- the root command's fields --------------------------------------------------------------------
@@ -157,6 +162,20 @@ class PartitionSpecsField:
 
 
 @dataclass(frozen=True)
+class ConstraintsField:
+    """The rows a command writes as equality constraints on its target's columns (column →
+    values, Hive's partition-value text), with the target's partition columns: what a Delta
+    DELETE/UPDATE/MERGE condition, ``OPTIMIZE ... WHERE`` or ``replaceWhere`` pins."""
+
+    kind: ClassVar[str] = "constraints"
+    name: str
+    partition_columns: tuple[str, ...] = ()
+    values: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict, metadata=_parse(lambda v: {k: tuple(x) for k, x in v.items()})
+    )
+
+
+@dataclass(frozen=True)
 class ValueField:
     """A scalar field (a view type, a flag) as its text."""
 
@@ -166,7 +185,13 @@ class ValueField:
 
 
 FieldRef = (
-    TableField | PathField | ConnectorField | DatabaseField | PartitionSpecsField | ValueField
+    TableField
+    | PathField
+    | ConnectorField
+    | DatabaseField
+    | PartitionSpecsField
+    | ConstraintsField
+    | ValueField
 )
 
 
@@ -231,7 +256,15 @@ def _read(cls: type[_T], d: Mapping[str, Any], **given: Any) -> _T:
 _REF_KINDS: dict[str, type] = {c.kind: c for c in (TableRef, PathRef, ConnectorRef)}
 _FIELD_KINDS: dict[str, type] = {
     c.kind: c
-    for c in (TableField, PathField, ConnectorField, DatabaseField, PartitionSpecsField, ValueField)
+    for c in (
+        TableField,
+        PathField,
+        ConnectorField,
+        DatabaseField,
+        PartitionSpecsField,
+        ConstraintsField,
+        ValueField,
+    )
 }
 
 

@@ -30,6 +30,7 @@ from .commands import BY_CLASS, NO_LOCK_CLASSES
 from .facts import (
     ConnectorField,
     ConnectorRef,
+    ConstraintsField,
     DatabaseField,
     Facts,
     FieldRef,
@@ -43,6 +44,7 @@ from .facts import (
     ValueField,
     WriteRef,
 )
+from .pinning import pinned_specs
 
 log = logging.getLogger("sparklock")
 
@@ -199,12 +201,15 @@ def write_requests(ref: WriteRef, current_db: str = "default") -> list[LockReque
         return requests
     columns = target.partition_columns if isinstance(target, TableRef) else ()
     static = ref.static_partition
-    locked = table
+    locked = [table]
     if columns and static:
-        locked = _partition(table, columns, static)
-        if locked.partition == ():
-            locked = table
-    requests = [LockRequest(locked, X)]
+        locked = [_partition(table, columns, static)]
+        if locked[0].partition == ():
+            locked = [table]
+    elif columns and ref.row_constraints:
+        pinned = pinned_specs(columns, ref.row_constraints)
+        locked = [_partition(table, columns, spec) for spec in pinned] or [table]
+    requests = [LockRequest(obj, X) for obj in locked]
     if ref.file_based:
         requests.append(LockRequest(LockObject.table_writers(table.database, table.table), X))
     return requests
@@ -272,6 +277,13 @@ def _field_requests(
     obj = _field_object(ref, current_db)
     if obj is None:
         return []
+    pins = _first(fields, target.pinned_by) if target.pinned_by else None
+    if isinstance(pins, ConstraintsField) and obj.kind is ObjectKind.TABLE:
+        pinned = pinned_specs(pins.partition_columns, pins.values)
+        if pinned:
+            cols = pins.partition_columns
+            parts = [LockRequest(_partition(obj, cols, spec), target.mode) for spec in pinned]
+            return [LockRequest(obj, S), *parts]
     specs = _specs(_first(fields, target.partitions)) if target.partitions else []
     if not specs or obj.table is None:
         return [LockRequest(obj, target.mode)]

@@ -55,6 +55,7 @@ final class CommandFields {
       }
       add(name, value, 0);
     }
+    add(DeltaConstraints.of(refs.session, root)); // what a Delta command's condition pins
     return fields;
   }
 

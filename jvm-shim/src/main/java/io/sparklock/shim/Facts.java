@@ -116,6 +116,9 @@ public record Facts(
   /**
    * A write: its target's fields plus how it writes. {@code partitionColumns} is set only for a
    * path target (the write's own partitioning; a table target carries the table's).
+   * {@code rowConstraints}: equality constraints every row it deletes or adds satisfies (column
+   * -> values, {@link RowConstraints}), for the writes whose static partition is no plan field
+   * (v2 inserts, {@code REPLACE WHERE}); empty when none is known.
    */
   public record WriteRef(
       @JsonUnwrapped ObjectRef target,
@@ -124,7 +127,8 @@ public record Facts(
       List<String> dynamicColumns,
       boolean overwrite,
       boolean dynamicPartitionOverwrite,
-      boolean fileBased) {}
+      boolean fileBased,
+      Map<String, List<String>> rowConstraints) {}
 
   // ---------------------------------------------------------------- root command fields
 
@@ -197,6 +201,19 @@ public record Facts(
     @Override
     public String kind() {
       return "partitionSpecs";
+    }
+  }
+
+  /**
+   * The rows a command writes, as equality constraints (column -> values, Hive partition-value
+   * text; {@link RowConstraints}), with its target's partition columns.
+   */
+  public record ConstraintsField(
+      String name, List<String> partitionColumns, Map<String, List<String>> values)
+      implements FieldRef {
+    @Override
+    public String kind() {
+      return "constraints";
     }
   }
 

@@ -52,6 +52,7 @@ final class FieldExtractors {
       "org.apache.spark.sql.delta.DeltaLog", FieldExtractors::deltaLog,
       STREAMING + "sinks.FileStreamSink", FieldExtractors::fileStreamSink, // Spark 4.1+
       STREAMING + "FileStreamSink", FieldExtractors::fileStreamSink,
+      "org.apache.spark.sql.delta.sources.DeltaSink", FieldExtractors::fileStreamSink,
       ANALYSIS + "UnresolvedTable", FieldExtractors::unresolvedName,
       ANALYSIS + "UnresolvedTableOrView", FieldExtractors::unresolvedName,
       ANALYSIS + "UnresolvedView", FieldExtractors::unresolvedName,
@@ -249,8 +250,8 @@ final class FieldExtractors {
   }
 
   /**
-   * A streaming file sink (a micro-batch's write into a path or a file table): its base path,
-   * a private field of the sink (no accessor), read reflectively.
+   * A streaming file sink or Delta's sink (a micro-batch's write into a path or a table): its
+   * base path, a private field {@code path} of either sink (no accessor), read reflectively.
    */
   private static boolean fileStreamSink(CommandFields out, String name, Object sink, int depth) {
     try {

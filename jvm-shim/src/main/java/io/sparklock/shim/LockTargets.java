@@ -119,8 +119,14 @@ final class LockTargets {
         : catalog.getCurrentDatabase();
     String table = meta.identifier().table();
 
-    List<String[]> normalized = normalizeSpec(meta, db, table);
-    if (!normalized.isEmpty() && !byNameWhenMissing()) {
+    // a Delta table's partitions are in its log, not the catalog: its columns from the log, and
+    // any value names a partition (Delta has no empty partition to find)
+    boolean delta = "delta".equalsIgnoreCase(Refs.providerOf(meta));
+    List<String> partitionColumns = delta && meta.partitionColumnNames().isEmpty()
+        ? DeltaConstraints.partitionColumnsAt(session, meta.location().toString())
+        : ScalaInterop.list(meta.partitionColumnNames());
+    List<String[]> normalized = normalizeSpec(partitionColumns, db, table);
+    if (!normalized.isEmpty() && !byNameWhenMissing() && !delta) {
       requireExistingPartition(catalog, db, table, normalized);
     }
     List<List<String>> partition = new ArrayList<>();
@@ -178,14 +184,13 @@ final class LockTargets {
    * column must be a partition column; together they must be a leading prefix of the partition
    * columns (a partition, or a partition prefix such as {@code p=1} of {@code (p, q)}).
    */
-  private List<String[]> normalizeSpec(CatalogTable meta, String db, String table)
+  private List<String[]> normalizeSpec(List<String> partitionColumns, String db, String table)
       throws AnalysisException {
     List<String[]> out = new ArrayList<>();
     List<String[]> spec = statement.partitionSpec();
     if (spec == null) {
       return out;
     }
-    List<String> partitionColumns = ScalaInterop.list(meta.partitionColumnNames());
     boolean caseSensitive = session.sessionState().conf().caseSensitiveAnalysis();
     String tableName = quoted(Arrays.asList(SESSION_CATALOG, db, table));
     String operation = statement.operation();

@@ -85,13 +85,13 @@ final class WriteFacts {
           Boolean.TRUE.equals(Refs.invoke(p, "overwrite")), false, true);
     }
     if (p instanceof AppendData a) {
-      return v2Write(a.table(), false, false);
+      return v2Write(a.table(), false, false, V2Constraints.append(a));
     }
     if (p instanceof OverwriteByExpression o) {
-      return v2Write(o.table(), true, false);
+      return v2Write(o.table(), true, false, V2Constraints.overwrite(refs.session, o));
     }
     if (p instanceof OverwritePartitionsDynamic o) {
-      return v2Write(o.table(), true, true);
+      return v2Write(o.table(), true, true, Map.of());
     }
     return null;
   }
@@ -118,14 +118,15 @@ final class WriteFacts {
     }
   }
 
-  private WriteRef v2Write(NamedRelation target, boolean overwrite, boolean dynamic) {
+  private WriteRef v2Write(NamedRelation target, boolean overwrite, boolean dynamic,
+      Map<String, List<String>> rowConstraints) {
     if (!(target instanceof DataSourceV2Relation r)) {
       return null;
     }
     ObjectRef ref = refs.v2Ref(r);
     List<String> partCols = ref instanceof TableRef t ? t.partitionColumns() : List.of();
     return new WriteRef(ref, null, new LinkedHashMap<>(), partCols, overwrite, dynamic,
-        Refs.isFileTable(r.table()));
+        Refs.isFileTable(r.table()), rowConstraints);
   }
 
   /** A write whose static partition and dynamic columns split {@code partCols} by {@code st}. */
@@ -153,6 +154,6 @@ final class WriteFacts {
       }
     }
     return new WriteRef(target, ownPartitionColumns, statics, dynamic, overwrite,
-        dynamicPartitionOverwrite, fileBased);
+        dynamicPartitionOverwrite, fileBased, Map.of());
   }
 }
