@@ -4,6 +4,10 @@ real ZooKeeper, a checker on the data; see tests/support/nemesis.py and docs/fen
 Each fault must leave the path holding B's complete batch and nothing of A's, and A's statement
 failing with LOCKS_LOST. One trial per fault; ``SPARKLOCK_NEMESIS_TRIALS=N`` runs N. The fence
 lead time (session expiry minus the JVM's fence) is printed, not asserted.
+
+Every Spark line runs the faults whose handling has code per line (the commit protocol, built per
+Scala version; Delta's log store); the faults handled only by line-independent code (the lease's
+watchdog, kazoo, ZooKeeper) carry the ``nemesis`` marker alone and run in the whole-suite run.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import pytest
 from tests.support import delta, nemesis
 from tests.support.tcp_proxy import TcpProxy
 
-pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
 
 
 def run(fault: str, zk_server, tmp_path, **kwargs) -> None:
@@ -33,6 +36,8 @@ def run(fault: str, zk_server, tmp_path, **kwargs) -> None:
     assert not bad
 
 
+@pytest.mark.spark
+@pytest.mark.zookeeper
 def test_python_paused_past_the_session_timeout(zk_server, tmp_path):
     """The reproduction: A's Python stopped, its JVM running on; B's overwrite must stand alone."""
     run(
@@ -44,6 +49,7 @@ def test_python_paused_past_the_session_timeout(zk_server, tmp_path):
     )
 
 
+@pytest.mark.nemesis
 def test_whole_driver_paused_until_its_job_is_about_to_commit(zk_server, tmp_path):
     """A's whole process group stopped just before its last tasks end, continued after B
     committed: A's job must not commit."""
@@ -61,6 +67,7 @@ def test_whole_driver_paused_until_its_job_is_about_to_commit(zk_server, tmp_pat
     )
 
 
+@pytest.mark.nemesis
 def test_partition_between_driver_and_zookeeper(zk_server, tmp_path):
     """A reaches ZooKeeper only through a proxy that is cut (storage stays reachable)."""
     host, port = zk_server.address.rsplit(":", 1)
@@ -75,6 +82,7 @@ def test_partition_between_driver_and_zookeeper(zk_server, tmp_path):
         )
 
 
+@pytest.mark.nemesis
 def test_silent_partition_between_driver_and_zookeeper(zk_server, tmp_path):
     """A's link to ZooKeeper stays open but drops every byte both ways (a lost route, a
     firewall dropping packets): nothing tells kazoo, which learns only from its read timeout;
@@ -91,6 +99,7 @@ def test_silent_partition_between_driver_and_zookeeper(zk_server, tmp_path):
         )
 
 
+@pytest.mark.nemesis
 def test_leader_killed_during_grants_and_releases(tmp_path):
     """A 3-server ensemble loses its leader while two writers take turns on one path."""
     from tests.support.zookeeper import ZooKeeperEnsemble
@@ -106,6 +115,7 @@ def test_leader_killed_during_grants_and_releases(tmp_path):
     assert not bad
 
 
+@pytest.mark.nemesis
 def test_python_paused_with_separate_executor_jvms(zk_server, tmp_path):
     """The pause case in ``local-cluster`` mode: A's tasks run in an executor JVM of their own,
     which the driver JVM's fence must reach (job cancellation) and whose task commits must stay
@@ -122,6 +132,8 @@ def test_python_paused_with_separate_executor_jvms(zk_server, tmp_path):
 
 @pytest.mark.delta
 @delta.needs_delta
+@pytest.mark.spark
+@pytest.mark.zookeeper
 def test_python_paused_while_overwriting_a_delta_table(zk_server, tmp_path):
     """The reproduction on a Delta table: A's tasks write their files where no reader looks, so
     what counts is the log: its newest version must be B's batch alone."""
