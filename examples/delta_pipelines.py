@@ -56,10 +56,21 @@ CONFLICT = re.compile(
 FILE_GONE = re.compile(r"FILE_NOT_EXIST|FileNotFound|FILE_NOT_FOUND")
 
 
+def java_class(e: BaseException) -> str:
+    """The Java exception's class name behind a pyspark error ('' if none): pyspark converts
+    Delta's exceptions into its own, whose text names only the error condition."""
+    origin = getattr(e, "_origin", None) or getattr(e, "java_exception", None)
+    try:
+        return str(origin.getClass().getName()) if origin is not None else ""
+    except Exception:  # noqa: BLE001 - the JVM is gone: fall back to the text
+        return ""
+
+
 def failure_class(e: BaseException) -> str:
     """The Delta conflict's Java class name (``ConcurrentAppendException``) if it is one, else
     Spark's error class or sparklock's code (``pipelines.error_class``)."""
-    m = CONFLICT.search(str(e))
+    trace = getattr(e, "_stackTrace", None) or getattr(e, "stackTrace", None) or ""
+    m = CONFLICT.search(f"{java_class(e)} {e} {trace}")
     return m.group(1) if m else error_class(e)
 
 
