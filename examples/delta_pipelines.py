@@ -454,9 +454,12 @@ def main(argv=None) -> int:
             d.wait_closed()
         if server is not None:
             server.cleanup()
-        import shutil
+        if os.environ.get("SPARKLOCK_PIPELINES_KEEP"):  # the drivers' logs, to read afterwards
+            print(f"kept {work}")
+        else:
+            import shutil
 
-        shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
