@@ -263,16 +263,26 @@ def driver_main(args: argparse.Namespace) -> int:
 
 # -- the coordinator --------------------------------------------------------------------------
 class Driver:
-    """A driver process started by the coordinator (``pipelines.py --driver``)."""
+    """A driver process started by the coordinator (``pipelines.py --driver``; ``script`` and
+    ``extra`` arguments: another example's drivers, which speak the same protocol)."""
 
-    def __init__(self, role: str, quorum: str, namespace: str, work: Path) -> None:
+    def __init__(
+        self,
+        role: str,
+        quorum: str,
+        namespace: str,
+        work: Path,
+        script: str = __file__,
+        extra: tuple[str, ...] = (),
+    ) -> None:
         repo = Path(__file__).resolve().parents[1]
         self.role = role
         self.log = work / f"driver-{role}.log"
         with open(self.log, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, __file__, "--driver", "--quorum", quorum]
-                + ["--namespace", namespace, "--warehouse", str(work / f"warehouse-{role}")],
+                [sys.executable, script, "--driver", "--quorum", quorum]
+                + ["--namespace", namespace, "--warehouse", str(work / f"warehouse-{role}")]
+                + list(extra),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,

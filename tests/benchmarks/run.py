@@ -30,6 +30,7 @@ BENCHMARKS = {
     "security": "bench_security",
     "metastore": "bench_metastore",
     "metastore-spark": "bench_metastore_spark",
+    "delta-merge": "bench_delta_merge",
 }
 
 

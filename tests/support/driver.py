@@ -1,14 +1,18 @@
 """A separate Spark driver process for the reliability, stress and metastore tests.
 
     python -m tests.support.driver [--quorum HOST:PORT --namespace NS] --warehouse DIR [--conf k=v]
+                                   [--delta]
 
 A local Spark session with sparklock on the ZooKeeper manager (without ``--quorum``: whatever
-manager the ``--conf`` settings name, e.g. the metastore's). It prints ``@@{"ready": true}``
+manager the ``--conf`` settings name, e.g. the metastore's); ``--delta``: with Delta Lake, as
+``tests.support.delta.delta_session`` builds it. It prints ``@@{"ready": true}``
 and then runs one JSON command per stdin line, answering one ``@@<json>`` line per command on
 stdout (Spark's own output goes to stderr):
 
 * ``{"op": "sql", "sql": "..."}`` -> ``{"ok": true, "rows": [...]}`` or ``{"ok": false, "error"}``
-* ``{"op": "bg", "sql": "..."}``: start it on a thread, answer ``{"started": true}`` at once
+* ``{"op": "bg", "sql": "...", "id": "m"}``: start it on a thread, answer ``{"started": true}`` at
+  once; with an ``id``, ``{"op": "result", "id": "m", "timeout": 60}`` later answers what ``sql``
+  would have (``{"ok": false, "error": "timeout"}`` if it is still running then)
 * ``{"op": "sigint", "sql": "...", "after": 0.5, "when": "job"|"waiting"}``: run it on the main
   thread and send this process SIGINT ``after`` seconds after a job started / a lock wait began
   (PySpark's handler cancels the jobs and raises KeyboardInterrupt)
@@ -283,7 +287,7 @@ class Driver:
         delta: bool = False,
     ) -> None:
         """``new_session``: the driver (Python, its JVM, its workers) in a process group of its
-        own, which a test may stop and continue as a whole."""
+        own, which a test may stop and continue as a whole. ``delta``: a Delta Lake session."""
         import queue
         import subprocess
         from pathlib import Path
@@ -296,6 +300,8 @@ class Driver:
             cmd.append("--delta")
         for k, v in (conf or {}).items():
             cmd += ["--conf", f"{k}={v}"]
+        if delta:
+            cmd.append("--delta")
         self.stderr_path = os.path.join(warehouse, f"driver-{time.time_ns()}.err")
         os.makedirs(warehouse, exist_ok=True)
         self._err = open(self.stderr_path, "wb")
@@ -365,6 +371,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     spark = build(args)
     reply({"ready": True, "pid": os.getpid()})
+    background: dict[str, tuple[threading.Event, dict]] = {}  # bg statements by id
+
+    def run_bg(sql: str, done: threading.Event, result: dict) -> None:
+        result.update(run_sql(spark, sql))
+        done.set()
+
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -374,8 +386,16 @@ def main(argv=None) -> int:
             if op == "sql":
                 reply(run_sql(spark, cmd["sql"]))
             elif op == "bg":
-                threading.Thread(target=run_sql, args=(spark, cmd["sql"]), daemon=True).start()
+                done, result = threading.Event(), {}
+                if "id" in cmd:
+                    background[str(cmd["id"])] = (done, result)
+                args = (cmd["sql"], done, result)
+                threading.Thread(target=run_bg, args=args, daemon=True).start()
                 reply({"started": True})
+            elif op == "result":
+                done, result = background[str(cmd["id"])]
+                finished = done.wait(float(cmd.get("timeout", 60)))
+                reply(result if finished else {"ok": False, "error": "timeout"})
             elif op == "sigint":
                 reply(
                     sigint_during(
