@@ -58,9 +58,7 @@ def test_conflicts_are_told_from_other_failures():
     assert [example.role_of(i) for i in range(4)] == ["writer", "maintainer", "reader", "writer"]
 
 
-@pytest.mark.spark
-@pytest.mark.zookeeper
-@pytest.mark.delta
+@pytest.mark.delta  # the Delta line only (driver processes are costly; see test_delta_drivers)
 @delta.needs_delta
 def test_locked_delta_run_has_no_conflict_and_no_read_failure(tmp_path):
     delta.jars()  # Delta's jars in the test cache, resolved once

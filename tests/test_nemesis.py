@@ -21,7 +21,6 @@ from tests.support import delta, nemesis
 from tests.support.tcp_proxy import TcpProxy
 
 
-
 def run(fault: str, zk_server, tmp_path, **kwargs) -> None:
     results = []
     for k in range(nemesis.trials()):
