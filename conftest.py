@@ -29,6 +29,17 @@ def zk_server():
     server.cleanup()
 
 
+@pytest.fixture(scope="module")
+def proxy(zk_server):
+    """The module's path to the ZooKeeper server through a loopback proxy it can cut, silence
+    and heal (a partition between a driver and ZooKeeper, storage still reachable)."""
+    from tests.support.tcp_proxy import TcpProxy
+
+    host, port = zk_server.address.rsplit(":", 1)
+    with TcpProxy(host, int(port)) as p:
+        yield p
+
+
 @pytest.fixture
 def zk_namespace() -> str:
     """A fresh namespace per test so tests never see each other's znodes."""

@@ -11,27 +11,18 @@ watchdog's cancellation to stop, so only the check in the store can refuse the c
 from __future__ import annotations
 
 import threading
-import time
-import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
 from tests.support import delta
-from tests.support.spark import register_udfs, zookeeper_conf
-from tests.support.tcp_proxy import TcpProxy
+from tests.support.lease_faults import lease_conf, wait_until
+from tests.support.spark import register_udfs
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.delta, delta.needs_delta]
 
 LEASE_STORE = "io.sparklock.shim.delta.LeaseHdfsLogStore"
-
-
-@pytest.fixture(scope="module")
-def proxy(zk_server):
-    host, port = zk_server.address.rsplit(":", 1)
-    with TcpProxy(host, int(port)) as p:
-        yield p
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +34,7 @@ def spark(tmp_path_factory, proxy):
     session = delta.delta_session("test_delta_lease", root / "warehouse")
     # session conf, not the builder's: a context's conf outlives it as system properties
     conf = {
-        **zookeeper_conf(f"127.0.0.1:{proxy.port}", f"delta_lease_{uuid.uuid4().hex[:8]}"),
-        "spark.sparklock.zookeeper.sessionTimeout": "4s",
+        **lease_conf(proxy, "delta_lease"),
         "spark.databricks.delta.commitLock.enabled": "true",
     }
     for key, value in conf.items():
@@ -77,14 +67,6 @@ def test_delta_writes_through_the_lease_checking_store(spark):
     store = log.store().getDelegate(log.logPath())  # Delta's per-scheme choice, adapted
     assert store.logStoreImpl().getClass().getName() == LEASE_STORE
     assert spark.table("used").collect()[0][0] == 1
-
-
-def wait_until(check, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def test_a_commit_under_a_lapsed_lease_is_refused_and_the_version_stays(spark, proxy):

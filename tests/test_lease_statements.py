@@ -9,23 +9,15 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from tests.support.spark import build_session, register_udfs, zookeeper_conf
-from tests.support.tcp_proxy import TcpProxy
+from tests.support.lease_faults import lease_conf, wait_until
+from tests.support.spark import build_session, register_udfs
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
-
-
-@pytest.fixture(scope="module")
-def proxy(zk_server):
-    host, port = zk_server.address.rsplit(":", 1)
-    with TcpProxy(host, int(port)) as p:
-        yield p
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +25,7 @@ def spark(tmp_path_factory, proxy):
     warehouse = tmp_path_factory.mktemp("lease_statements") / "warehouse"
     session = build_session("test_lease_statements", warehouse)
     conf = {
-        **zookeeper_conf(f"127.0.0.1:{proxy.port}", f"lease_stmt_{uuid.uuid4().hex[:8]}"),
-        "spark.sparklock.zookeeper.sessionTimeout": "4s",
+        **lease_conf(proxy, "lease_stmt"),
     }
     for key, value in conf.items():
         session.conf.set(key, value)
@@ -43,14 +34,6 @@ def spark(tmp_path_factory, proxy):
     for key in conf:
         session.conf.unset(key)
     session.stop()
-
-
-def wait_until(check, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def heal_and_reconnect(spark, proxy) -> None:

@@ -1,0 +1,32 @@
+"""What the lease tests share: ZooKeeper reached through a loopback proxy that can be silenced,
+the session conf pointing a module's session there, and waiting on a condition with a named
+deadline."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+
+from tests.support.spark import zookeeper_conf
+from tests.support.tcp_proxy import TcpProxy
+
+#: a short session, so that a silenced link lets the lease lapse within ~3 s
+SESSION_TIMEOUT = "4s"
+
+
+def lease_conf(proxy: TcpProxy, name: str) -> dict[str, str]:
+    """Session conf: the ZooKeeper manager through ``proxy``, a namespace of its own."""
+    return {
+        **zookeeper_conf(f"127.0.0.1:{proxy.port}", f"{name}_{uuid.uuid4().hex[:8]}"),
+        "spark.sparklock.zookeeper.sessionTimeout": SESSION_TIMEOUT,
+    }
+
+
+def wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll ``check`` every 20 ms; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
