@@ -34,7 +34,7 @@ from .cleanup import Cleanup
 from .clock import clock_of
 from .creation import LockNode, NodeCreator
 from .grants import MAX_RESTARTS, GrantSteps, Restart
-from .layout import KIND_WORD, counts_below, deepest_first
+from .layout import KIND_WORD, counts_below, deepest_first, object_paths
 from .queued import QueuedAcquisition
 from .settings import ZooKeeperSettings
 from .transport import Transport
@@ -277,11 +277,17 @@ class ZooKeeperLockManager(LockManager):
             return
         with self.transport.errors("releasing locks"):
             paths = ids = [i.lock_id for i in held.locks]
-            if held.lock_type is LockType.EXPLICIT and self._shared.connected:
+            # Only the nodes still carrying our data are ours: an UNLOCK (anyone's) may have
+            # removed them, and a lock below the object node re-created since may carry the
+            # same name (sequence numbers start over); deleting it would admit a conflicting
+            # lock beside its holder. Costs one read; the delete still comes in one multi.
+            if self._shared.connected:
                 try:
                     paths = self._tree.still_ours(held.locks, "releasing locks")
                 except LockManagerUnavailableError:
                     pass  # cannot check: try to delete them all (and report what fails)
+            # an implicit set someone removed ran unprotected from then on
+            taken_away = len(ids) - len(paths) if held.lock_type is LockType.IMPLICIT else 0
             # object nodes the acquisition created (explicit locks, kept for long, always read)
             fresh = set(held.handles) if held.lock_type is LockType.IMPLICIT else None
             kept: list[str] = []
@@ -308,6 +314,16 @@ class ZooKeeperLockManager(LockManager):
                     + ", ".join(failed)
                 )
             self._cleanup.forget(ids, kept, mine if paths is ids else None)
+            removed = set(ids) - set(paths)
+            if removed:  # the object nodes above them, left empty now (deepest first)
+                self._cleanup.cleanup_objects(
+                    {a for p in removed for a in object_paths(p) if a.startswith(self.root + "/")}
+                )
+            if taken_away:
+                held.mark_lost(
+                    f"{taken_away} of its {len(ids)} lock node(s) were removed by someone else "
+                    "while it held them (an UNLOCK of the object, or a forced release)"
+                )
             held.released = True
             self._cleanup.sweep_orphans()
 
