@@ -8,6 +8,7 @@ bookkeeping of live lock sets stay here.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -41,6 +42,8 @@ from .transport import Transport
 from .tree import TreeReader
 from .tree_hints import TreeHints
 from .waiters import Shown, WaitMarkers
+
+log = logging.getLogger("sparklock.zookeeper")
 
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
 #: the connection timeout).
@@ -286,8 +289,6 @@ class ZooKeeperLockManager(LockManager):
                     paths = self._tree.still_ours(held.locks, "releasing locks")
                 except LockManagerUnavailableError:
                     pass  # cannot check: try to delete them all (and report what fails)
-            # an implicit set someone removed ran unprotected from then on
-            taken_away = len(ids) - len(paths) if held.lock_type is LockType.IMPLICIT else 0
             # object nodes the acquisition created (explicit locks, kept for long, always read)
             fresh = set(held.handles) if held.lock_type is LockType.IMPLICIT else None
             kept: list[str] = []
@@ -319,10 +320,15 @@ class ZooKeeperLockManager(LockManager):
                 self._cleanup.cleanup_objects(
                     {a for p in removed for a in object_paths(p) if a.startswith(self.root + "/")}
                 )
-            if taken_away:
-                held.mark_lost(
-                    f"{taken_away} of its {len(ids)} lock node(s) were removed by someone else "
-                    "while it held them (an UNLOCK of the object, or a forced release)"
+            if removed and held.lock_type is LockType.IMPLICIT:
+                # Hive's UNLOCK semantics: the statement went on without them; say so
+                log.warning(
+                    "sparklock: %d of the %d lock(s) of query %s were removed by someone else "
+                    "while it held them (UNLOCK of the object, or a forced release): it ran "
+                    "unprotected from then on",
+                    len(removed),
+                    len(ids),
+                    held.query_id,
                 )
             held.released = True
             self._cleanup.sweep_orphans()
