@@ -285,8 +285,9 @@ class ZooKeeperLockManager(LockManager):
             # same name (sequence numbers start over); deleting it would admit a conflicting
             # lock beside its holder. Costs one read; the delete still comes in one multi.
             if self._shared.connected:
+                wait = self._cleanup.release_wait  # (not a whole session timeout)
                 try:
-                    paths = self._tree.still_ours(held.locks, "releasing locks")
+                    paths = self._tree.still_ours(held.locks, "releasing locks", wait)
                 except LockManagerUnavailableError:
                     pass  # cannot check: try to delete them all (and report what fails)
             # object nodes the acquisition created (explicit locks, kept for long, always read)
