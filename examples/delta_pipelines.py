@@ -6,15 +6,21 @@ What Delta users fight every day, shrunk to minutes on a laptop. Several driver 
 
 * **writer** -- ``MERGE`` (a transfer between two accounts, plus a log row inserted), ``UPDATE``
   (a transfer), ``DELETE`` (a partition's log rows), in turn;
-* **maintainer** -- a report (as the reader's), ``OPTIMIZE`` of one partition and
-  ``VACUUM accounts RETAIN 0 HOURS`` (retention check disabled), in turn;
+* **maintainer** -- ``OPTIMIZE`` of one partition and ``VACUUM accounts RETAIN 0 HOURS``
+  (retention check disabled), in turn; with no reader (two drivers), a report (as the reader's)
+  before each pair;
 * **reader** -- a report pinned to a version: the newest version from ``DESCRIBE HISTORY``, then
   ``SELECT ... VERSION AS OF`` it, twice (totals, then per partition). With sparklock the report
   holds ``LOCK TABLE accounts SHARED`` around its statements, so that version stays readable.
 
+Reports run in one driver only. ``UNLOCK TABLE`` removes every lock on the table, whoever holds
+it (Hive's rule): a second driver's report would remove the first one's ``LOCK TABLE`` at its
+end, and a ``VACUUM`` could then delete the files the first report is about to read.
+
 Invariant kept by every writer: ``--accounts`` accounts whose balances sum to 100 each (transfers
-move money, log rows hold none). A report that sees anything else is a bad read. Roles go round
-writer, maintainer, reader, writer, ... over ``--drivers`` drivers (4). Both runs do the same for
+move money, log rows hold none). A report that sees anything else is a bad read. Roles go
+writer, maintainer, reader, then writer, maintainer, ... in turn over ``--drivers`` drivers (4).
+Both runs do the same for
 ``--seconds`` (60); the first with ``spark.sparklock.enabled=false`` (Delta's own optimistic
 concurrency: conflicting commits fail), the second with sparklock on its ZooKeeper manager. Each
 prints one table: statements done, Delta conflict exceptions by class, work thrown away (execution
@@ -82,7 +88,13 @@ def is_conflict(cls: str) -> bool:
 
 
 def role_of(index: int) -> str:
-    return ROLES[index % len(ROLES)]
+    """Driver ``index``'s role: one reader at most (see the module's doc on UNLOCK)."""
+    return ROLES[index] if index < len(ROLES) else ROLES[(index - len(ROLES)) % 2]
+
+
+def runs_reports(index: int, drivers: int) -> bool:
+    """Whether driver ``index`` runs the pinned reports: the reader, else the first maintainer."""
+    return index == min(2, drivers - 1) and role_of(index) != "writer"
 
 
 # -- inside a driver process ------------------------------------------------------------------
@@ -235,9 +247,10 @@ class DeltaPipeline:
 
     def maintainer(self, cmd: dict, rng: random.Random, step: int) -> None:
         t = cmd["table"]
-        if step % 3 == 0:
+        turn = step % 3 if cmd["reports"] else 1 + step % 2
+        if turn == 0:
             self.reader(cmd, rng, step)
-        elif step % 3 == 1:
+        elif turn == 1:
             self.sql(f"OPTIMIZE {t} WHERE p = {rng.randrange(cmd['partitions'])}")
         else:
             self.sql(f"VACUUM {t} RETAIN 0 HOURS")
@@ -323,7 +336,8 @@ def run_once(drivers: list[Driver], label: str, enabled: str, opts, work: Path) 
         d.answer(600)
     deadline = time.time() + (opts.warmup if label == "warmup" else opts.seconds)
     for i, d in enumerate(drivers):
-        d.send("run", role=role_of(i), deadline=deadline, seed=i + 1, **common)
+        reports = runs_reports(i, len(drivers))
+        d.send("run", role=role_of(i), reports=reports, deadline=deadline, seed=i + 1, **common)
     roles = {d.role: d.answer(opts.seconds + 900) for d in drivers}
     final = drivers[0].call("final", **common)
     return {"label": label, "enabled": enabled, "roles": roles, "final": final}

@@ -58,6 +58,25 @@ def test_conflicts_are_told_from_other_failures():
     assert [example.role_of(i) for i in range(4)] == ["writer", "maintainer", "reader", "writer"]
 
 
+def test_one_driver_runs_the_pinned_reports():
+    """UNLOCK TABLE removes every lock on the table (Hive's rule): a second driver's pinned
+    report would remove the first one's LOCK TABLE and let VACUUM delete the files it reads."""
+    example = load_example()
+    roles = [example.role_of(i) for i in range(7)]
+    assert roles == [
+        "writer",
+        "maintainer",
+        "reader",
+        "writer",
+        "maintainer",
+        "writer",
+        "maintainer",
+    ]
+    for drivers in range(1, 8):
+        reporting = [i for i in range(drivers) if example.runs_reports(i, drivers)]
+        assert reporting == ([] if drivers == 1 else [1] if drivers == 2 else [2]), drivers
+
+
 @pytest.mark.delta  # the Delta line only (driver processes are costly; see test_delta_drivers)
 @delta.needs_delta
 def test_locked_delta_run_has_no_conflict_and_no_read_failure(tmp_path):

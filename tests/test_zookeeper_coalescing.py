@@ -174,8 +174,10 @@ def test_shared_cycles_of_many_threads_are_merged(server, manager, other, ns):
     for t in threads:
         t.join(120)
     requests = packets(server.port) - before - 1
-    # alone, a cycle costs two or three requests (create, grant check unless first, delete)
-    assert requests < 2 * threads_n * cycles
+    print(f"{requests / (threads_n * cycles):.2f} requests per cycle")
+    # alone, a cycle costs three or four requests (create, grant check unless first, the
+    # release's read of its own nodes, delete); merged, about 1.5 (0.8 without that read)
+    assert requests < 2.5 * threads_n * cycles
     assert [p for p in znodes(other, f"/{ns}")] == []
 
 

@@ -8,6 +8,7 @@ bookkeeping of live lock sets stay here.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,13 +35,15 @@ from .cleanup import Cleanup
 from .clock import clock_of
 from .creation import LockNode, NodeCreator
 from .grants import MAX_RESTARTS, GrantSteps, Restart
-from .layout import KIND_WORD, counts_below, deepest_first
+from .layout import KIND_WORD, counts_below, deepest_first, object_paths
 from .queued import QueuedAcquisition
 from .settings import ZooKeeperSettings
 from .transport import Transport
 from .tree import TreeReader
 from .tree_hints import TreeHints
 from .waiters import Shown, WaitMarkers
+
+log = logging.getLogger("sparklock.zookeeper")
 
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
 #: the connection timeout).
@@ -277,9 +280,14 @@ class ZooKeeperLockManager(LockManager):
             return
         with self.transport.errors("releasing locks"):
             paths = ids = [i.lock_id for i in held.locks]
-            if held.lock_type is LockType.EXPLICIT and self._shared.connected:
+            # Only the nodes still carrying our data are ours: an UNLOCK (anyone's) may have
+            # removed them, and a lock below the object node re-created since may carry the
+            # same name (sequence numbers start over); deleting it would admit a conflicting
+            # lock beside its holder. Costs one read; the delete still comes in one multi.
+            if self._shared.connected:
+                wait = self._cleanup.release_wait  # (not a whole session timeout)
                 try:
-                    paths = self._tree.still_ours(held.locks, "releasing locks")
+                    paths = self._tree.still_ours(held.locks, "releasing locks", wait)
                 except LockManagerUnavailableError:
                     pass  # cannot check: try to delete them all (and report what fails)
             # object nodes the acquisition created (explicit locks, kept for long, always read)
@@ -308,6 +316,21 @@ class ZooKeeperLockManager(LockManager):
                     + ", ".join(failed)
                 )
             self._cleanup.forget(ids, kept, mine if paths is ids else None)
+            removed = set(ids) - set(paths)
+            if removed:  # the object nodes above them, left empty now (deepest first)
+                self._cleanup.cleanup_objects(
+                    {a for p in removed for a in object_paths(p) if a.startswith(self.root + "/")}
+                )
+            if removed and held.lock_type is LockType.IMPLICIT:
+                # Hive's UNLOCK semantics: the statement went on without them; say so
+                log.warning(
+                    "sparklock: %d of the %d lock(s) of query %s were removed by someone else "
+                    "while it held them (UNLOCK of the object, or a forced release): it ran "
+                    "unprotected from then on",
+                    len(removed),
+                    len(ids),
+                    held.query_id,
+                )
             held.released = True
             self._cleanup.sweep_orphans()
 

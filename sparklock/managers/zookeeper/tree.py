@@ -114,10 +114,14 @@ class TreeReader:
             if (data := node_data(got)) is not None
         ]
 
-    def still_ours(self, locks: Sequence[LockInfo], what: str) -> list[str]:
+    def still_ours(
+        self, locks: Sequence[LockInfo], what: str, limit: float | None = None
+    ) -> list[str]:
         """The lock nodes of ``locks`` still carrying our data (an UNLOCK may have removed ours
-        and the object node been re-created since, restarting the sequence numbers)."""
-        datas = self.transport.read([data_of(i.lock_id) for i in locks], what)
+        and the object node been re-created since, restarting the sequence numbers); retried
+        for at most ``limit`` seconds (a release must not wait out a session timeout)."""
+        ops = [data_of(i.lock_id) for i in locks]
+        datas = self.transport.retrying(lambda: self.transport.read_once(ops), what, limit)
         return [
             i.lock_id
             for i, got in zip(locks, datas, strict=True)
