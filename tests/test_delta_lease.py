@@ -17,8 +17,7 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.support import delta
-from tests.support.lease_faults import lease_conf, wait_until
-from tests.support.spark import register_udfs
+from tests.support.lease_faults import lease_conf, leased, wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.delta, delta.needs_delta]
 
@@ -32,17 +31,9 @@ def spark(tmp_path_factory, proxy):
     root = tmp_path_factory.mktemp("delta_lease")
     before = delta.system_properties(SparkContext._jvm) if SparkContext._jvm else None
     session = delta.delta_session("test_delta_lease", root / "warehouse")
-    # session conf, not the builder's: a context's conf outlives it as system properties
-    conf = {
-        **lease_conf(proxy, "delta_lease"),
-        "spark.databricks.delta.commitLock.enabled": "true",
-    }
-    for key, value in conf.items():
-        session.conf.set(key, value)
-    register_udfs(session)
-    yield session
-    for key in conf:
-        session.conf.unset(key)
+    conf = {**lease_conf(proxy, "delta_lease"), "spark.databricks.delta.commitLock.enabled": "true"}
+    with leased(session, conf):
+        yield session
     jvm = session._jvm
     session.stop()
     delta.restore_system_properties(jvm, before or dict.fromkeys(delta.system_properties(jvm)))

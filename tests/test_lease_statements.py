@@ -14,8 +14,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.support.lease_faults import lease_conf, wait_until
-from tests.support.spark import build_session, register_udfs
+from tests.support.lease_faults import lease_conf, leased, wait_until
+from tests.support.spark import build_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
 
@@ -24,15 +24,8 @@ pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
 def spark(tmp_path_factory, proxy):
     warehouse = tmp_path_factory.mktemp("lease_statements") / "warehouse"
     session = build_session("test_lease_statements", warehouse)
-    conf = {
-        **lease_conf(proxy, "lease_stmt"),
-    }
-    for key, value in conf.items():
-        session.conf.set(key, value)
-    register_udfs(session)
-    yield session
-    for key in conf:
-        session.conf.unset(key)
+    with leased(session, lease_conf(proxy, "lease_stmt")):
+        yield session
     session.stop()
 
 

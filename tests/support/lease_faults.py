@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
 
 from tests.support.spark import zookeeper_conf
 from tests.support.tcp_proxy import TcpProxy
@@ -21,6 +23,22 @@ def lease_conf(proxy: TcpProxy, name: str) -> dict[str, str]:
         **zookeeper_conf(f"127.0.0.1:{proxy.port}", f"{name}_{uuid.uuid4().hex[:8]}"),
         "spark.sparklock.zookeeper.sessionTimeout": SESSION_TIMEOUT,
     }
+
+
+@contextmanager
+def leased(session: Any, conf: Mapping[str, str]) -> Iterator[Any]:
+    """``session`` with ``conf`` set (session conf, not the builder's: a context's conf outlives
+    it as system properties) and the tests' slow UDFs registered; the conf unset after."""
+    from tests.support.spark import register_udfs
+
+    for key, value in conf.items():
+        session.conf.set(key, value)
+    register_udfs(session)
+    try:
+        yield session
+    finally:
+        for key in conf:
+            session.conf.unset(key)
 
 
 def wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:
