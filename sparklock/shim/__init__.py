@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from . import prebuilt
@@ -108,12 +109,18 @@ def _cached_build(version: str) -> Path:
             "and on PATH): install a JDK 17+ and set JAVA_HOME, or a sparklock wheel with a jar "
             "for this Spark line, or set SPARKLOCK_SHIM_JAR to a jar built for it"
         )
+    return build_once(root, target, lambda: build(javac, jars, version, scala, target))
+
+
+def build_once(root: Path, target: Path, make: Callable[[], object]) -> Path:
+    """``target``, made by ``make()`` unless it exists, under the cache's build lock: another
+    process may be building the same key."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be building the same key
+        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if not target.is_file():
-                build(javac, jars, version, scala, target)
+                make()
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return target

@@ -88,7 +88,7 @@ def build(javac: str, spark_jars: Path, shim_jar: Path, target: Path) -> None:
 def jar_path() -> Path:
     """The Delta part's jar: packaged, cached, or compiled now (``ShimBuildError`` when it
     cannot be: no javac, or Maven Central unreachable on the first build)."""
-    from . import cache_root
+    from . import build_once, cache_root
     from . import jar_path as shim_jar_path
     from .locate import spark_jars_dir
     from .prebuilt import jars_dir
@@ -103,9 +103,4 @@ def jar_path() -> Path:
     javac = find_javac()
     if javac is None:
         raise ShimBuildError(f"no packaged {JAR_NAME} and no javac to build one (a JDK 17+)")
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not target.is_file():
-            build(javac, spark_jars_dir(), shim_jar_path(), target)
-    return target
+    return build_once(root, target, lambda: build(javac, spark_jars_dir(), shim_jar_path(), target))
