@@ -1,7 +1,7 @@
 """``python -m sparklock``: operators' tools that need no Spark.
 
     python -m sparklock locks   [--object NAME] [--waiting]  # like SHOW LOCKS EXTENDED
-    python -m sparklock release NAME                       # force-release every lock on NAME
+    python -m sparklock release NAME                       # force-release the granted locks on NAME
                                                            # (operator override of unlock.policy)
     python -m sparklock stale   [--older-than 24h] [--apply]
     python -m sparklock zookeeper [--port 2181] [--data-dir D]  # a local server, development only
@@ -165,9 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "release",
         parents=[common],
-        help="force-release every lock on exactly one object, whoever holds it (UNLOCK as the "
-        "operator's override: spark.sparklock.unlock.policy does not apply)",
-        description="Force-release every lock on exactly one object, whoever holds it: the "
+        help="force-release every granted lock on exactly one object, whoever holds it (UNLOCK as "
+        "the operator's override: spark.sparklock.unlock.policy does not apply)",
+        description="Force-release every granted lock on exactly one object, whoever holds it: the "
         "operator's override, not subject to spark.sparklock.unlock.policy (anyone who can "
         "write the ZooKeeper namespace can do this; see docs/security.md).",
     )

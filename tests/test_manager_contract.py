@@ -173,6 +173,27 @@ def test_unlock_removes_every_lock_on_exactly_that_object(mgr):
     p.release()
 
 
+def test_unlock_keeps_the_requests_queued_for_the_object(manager_factory):
+    """UNLOCK removes the holders; a statement waiting in line is granted next, not sent back."""
+    m = manager_factory(
+        LockSettings(num_retries=200, retry_interval=0.05, wait_policy=WaitPolicy.QUEUE)
+    )
+    explicit = take(m, T, X, "a", "lock-a", lock_type=LockType.EXPLICIT)
+    got: list[object] = []
+    waiter = threading.Thread(target=lambda: got.append(take(m, T, X, "b", "qb")))
+    waiter.start()
+    deadline = time.monotonic() + 5
+    while not any(i.data.query_id == "qb" for i in m.list_locks(T)):
+        assert time.monotonic() < deadline, "the writer never queued"
+        time.sleep(0.02)
+    assert [i.data.query_id for i in m.unlock(T)] == ["lock-a"]
+    waiter.join(5)
+    assert got and got[0].locks
+    assert [(i.data.query_id, i.state.value) for i in m.list_locks(T)] == [("qb", "ACQUIRED")]
+    got[0].release()
+    explicit.release()
+
+
 @pytest.mark.parametrize("policy", [WaitPolicy.RETRY, WaitPolicy.QUEUE])
 def test_waiter_gets_lock_when_holder_releases(manager_factory, policy):
     m = manager_factory(LockSettings(num_retries=200, retry_interval=0.02, wait_policy=policy))

@@ -207,7 +207,9 @@ class LockManager(ABC):
     def unlock(
         self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
     ) -> list[LockInfo]:
-        """Remove every lock on exactly ``obj``, whoever holds it; NotLockedError if none.
+        """Remove every granted lock on exactly ``obj``, whoever holds it (Hive's UNLOCK);
+        NotLockedError if none. Requests waiting in line for ``obj`` keep their place: they hold
+        nothing yet, and removing them would send their statements to the back of the line.
 
         ``check`` sees exactly the locks about to be removed and may refuse by raising (nothing
         is removed then): ``spark.sparklock.unlock.policy=owner``."""

@@ -22,6 +22,7 @@ from ..locks.model import (
     LockMode,
     LockRequest,
     LockSettings,
+    LockState,
     decide,
     listing_order,
     owns,
@@ -228,14 +229,7 @@ class EmbeddedLockManager(LockManager):
         with self._cond:
             for o, bucket in self._entries.items():
                 if wanted(o):
-                    entries = {f"{e.seq:010d}": e for e in bucket.values()}
-                    infos += with_states(
-                        [e.info() for e in entries.values()],
-                        lambda i, entries=entries: entries[i.lock_id].seq,
-                        lambda i, c, entries=entries: _is_own_explicit(
-                            entries[i.lock_id].owner, entries[c.key]
-                        ),
-                    )
+                    infos += [info for _, info in self._states(bucket)]
             if waiting:
                 infos += [w for w in self._waiters.values() if wanted(w.obj)]
         return sorted(infos, key=listing_order)
@@ -250,17 +244,34 @@ class EmbeddedLockManager(LockManager):
         with self._cond:
             self._waiters.pop(shown, None)  # type: ignore[call-overload]
 
+    def _states(self, bucket: dict[int, _Entry]) -> list[tuple[_Entry, LockInfo]]:
+        """The entries of one object with their listed state by the grant rule (call with the
+        condition held)."""
+        entries = {f"{e.seq:010d}": e for e in bucket.values()}
+        infos = with_states(
+            [e.info() for e in entries.values()],
+            lambda i: entries[i.lock_id].seq,
+            lambda i, c: _is_own_explicit(entries[i.lock_id].owner, entries[c.key]),
+        )
+        return [(entries[i.lock_id], i) for i in infos]
+
     def unlock(
         self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
     ) -> list[LockInfo]:
+        """Remove the granted locks on ``obj``; requests queued for it keep their place in line
+        (they hold nothing, and taking them out would send their statements to the back)."""
         with self._cond:
-            entries = list(self._entries.get(obj, {}).values())
-            if entries and check is not None:
-                check([e.info() for e in entries])  # may refuse: nothing removed
-            self._remove(entries)
-        if not entries:
+            granted = [
+                (e, i)
+                for e, i in self._states(self._entries.get(obj, {}))
+                if i.state is LockState.ACQUIRED
+            ]
+            if granted and check is not None:
+                check([i for _, i in granted])  # may refuse: nothing removed
+            self._remove([e for e, _ in granted])
+        if not granted:
             raise NotLockedError(obj.name, _kind_word(obj))
-        return sorted((e.info() for e in entries), key=listing_order)
+        return sorted((i for _, i in granted), key=listing_order)
 
     def write_clock(self) -> str | None:
         return LOCAL_CLOCK  # every writer of these locks lives in this process

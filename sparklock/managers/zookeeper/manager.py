@@ -352,7 +352,7 @@ class ZooKeeperLockManager(LockManager):
         self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
     ) -> list[LockInfo]:
         with self.transport.errors("unlocking"):
-            infos = self._tree.locks_on(obj, "unlocking")
+            infos = self._tree.granted_on(obj, "unlocking")
             if not infos:
                 raise NotLockedError(obj.name, KIND_WORD[obj.kind])
             if check is not None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...errors import InvalidObjectError
-from ...locks.model import Contender, LockData, LockInfo, LockMode, listing_order, owns
+from ...locks.model import Contender, LockData, LockInfo, LockMode, LockState, listing_order, owns
 from ...locks.objects import LockObject
 from ...locks.waiting import with_states
 from .layout import WAITING_CONTAINER, deepest_first, object_from_components, parse_lock_name
@@ -113,6 +113,13 @@ class TreeReader:
             for (p, mode), got in zip(locks, datas, strict=True)
             if (data := node_data(got)) is not None
         ]
+
+    def granted_on(self, obj: LockObject, what: str) -> list[LockInfo]:
+        """The granted locks directly on ``obj``: what UNLOCK removes. A request queued for
+        ``obj`` holds nothing; taking its node out would send its statement to the back of the
+        line."""
+        states = self._with_states(self.locks_on(obj, what))
+        return [i for i in states if i.state is LockState.ACQUIRED]
 
     def still_ours(
         self, locks: Sequence[LockInfo], what: str, limit: float | None = None
