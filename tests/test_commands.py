@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from sparklock.rules.command_classes import FAIL_SAFE
 from sparklock.rules.commands import RULES
 from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
@@ -253,3 +254,19 @@ def test_unknown_command_fails_safe_and_logs(caplog):
 
 def test_every_rule_names_distinct_command():
     assert len({r.command for r in RULES}) == len(RULES)
+
+
+def test_a_command_out_of_every_table_locks_what_it_names_and_says_so(caplog):
+    """An unknown class: EXCLUSIVE on what it names, and a WARNING naming the class; a class
+    listed as fail-safe on purpose gets the same locks without the warning."""
+    unknown = "org.example.FreshCommand"
+    with caplog.at_level(logging.WARNING, logger="sparklock"):
+        got = locks(unknown, tref("t", "name"))
+    assert ("default@t", "EXCLUSIVE") in got
+    assert unknown in caplog.text
+    caplog.clear()
+    fail_safe = "org.apache.spark.sql.catalyst.plans.logical.CommentOnTable"
+    assert fail_safe in FAIL_SAFE
+    with caplog.at_level(logging.WARNING, logger="sparklock"):
+        assert locks(fail_safe, tref("t", "name")) == got
+    assert "not in the command table" not in caplog.text

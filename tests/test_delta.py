@@ -137,14 +137,10 @@ GOLDEN = [
     ("ALTER TABLE d ADD CONSTRAINT pos CHECK (id > 0)", [D, X("default@d")]),
     ("CREATE TABLE n USING delta AS SELECT * FROM s", [D, X("default@n"), S("default@s")]),
     ("CREATE OR REPLACE TABLE s USING delta AS SELECT 1 AS id", [D, X("default@s")]),
-    pytest.param(
-        "CREATE TABLE c SHALLOW CLONE d",
-        [D, X("default@c"), S("default@d")],
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="CLONE's source is not locked yet: Delta nests its CloneTableCommand in "
-            "CreateDeltaTableCommand.query, where the shim reports relations only",
-        ),
+    ("CREATE TABLE c SHALLOW CLONE d", [D, X("default@c"), S("default@d")]),
+    (
+        "CREATE OR REPLACE TABLE c2 SHALLOW CLONE d VERSION AS OF 0",
+        [D, X("default@c2"), S("default@d")],
     ),
     ("REORG TABLE d APPLY (PURGE)", [D, X("default@d")]),
     ("GENERATE symlink_format_manifest FOR TABLE d", [D, S("default@d")]),

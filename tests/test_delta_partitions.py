@@ -139,6 +139,60 @@ def test_replace_where_of_a_dataframe_write_pins_its_partition(spark):
     assert spark.sql("SELECT id FROM d WHERE p = 2").collect()[0][0] == 9
 
 
+def test_replace_where_of_save_as_table_pins_its_partition(spark):
+    """saveAsTable plans a v2 replace; Delta runs it as an overwrite of the matching rows."""
+    rows = spark.createDataFrame([(8, 2, "t")], "id INT, p INT, v STRING")
+    writer = rows.write.format("delta").mode("overwrite").option("replaceWhere", "p = 2")
+    before = spark.sql("SELECT count(*) FROM d WHERE p <> 2").collect()[0][0]
+    assert requested(spark, lambda: writer.saveAsTable("d")) == [sorted(pinned("p=2"))]
+    assert [tuple(r) for r in spark.sql("SELECT id, p FROM d WHERE p = 2").collect()] == [(8, 2)]
+    assert spark.sql("SELECT count(*) FROM d WHERE p <> 2").collect()[0][0] == before
+    # a table not there yet is created whole; a replace without replaceWhere replaces it whole
+    fresh = rows.write.format("delta").mode("overwrite").option("replaceWhere", "p = 2")
+    assert requested(spark, lambda: fresh.saveAsTable("d_new")) == [[D, X("default@d_new")]]
+    whole = rows.write.format("delta").mode("overwrite")
+    assert requested(spark, lambda: whole.saveAsTable("d_new")) == [[D, X("default@d_new")]]
+
+
+def test_insert_into_ignores_replace_where_and_locks_the_table(spark):
+    """Delta does not read replaceWhere from insertInto: the overwrite replaces every partition,
+    so the table is locked whole (and the data shows why)."""
+    spark.sql("CREATE TABLE dins (id INT, p INT) USING delta PARTITIONED BY (p)")
+    spark.sql("INSERT INTO dins VALUES (1, 1), (2, 2)")
+    rows = spark.createDataFrame([(3, 1)], "id INT, p INT")
+    write = rows.write.option("replaceWhere", "p = 1")
+    got = requested(spark, lambda: write.insertInto("dins", overwrite=True))
+    assert got == [[D, X("default@dins")]]
+    assert [tuple(r) for r in spark.sql("SELECT id, p FROM dins").collect()] == [(3, 1)]
+
+
+def test_the_delta_table_api_pins_as_its_sql(spark):
+    """DeltaTable.delete / update / merge / optimize().where lock the partitions their SQL does."""
+    from delta.tables import DeltaTable
+
+    table = DeltaTable.forName(spark, "d")
+    source = spark.table("s").alias("s")
+    calls = [
+        (lambda: table.delete("p = 1"), "DELETE FROM d WHERE p = 1"),
+        (
+            lambda: table.update("p = 1", {"v": "'x'"}),
+            "UPDATE d SET v = 'x' WHERE p = 1",
+        ),
+        (
+            lambda: (
+                table.alias("d")
+                .merge(source, "d.p = 1 AND d.id = s.id")
+                .whenMatchedUpdate(set={"v": "s.v"})
+                .execute()
+            ),
+            "MERGE INTO d USING s ON d.p = 1 AND d.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v",
+        ),
+        (lambda: table.optimize().where("p = 1").executeCompaction(), "OPTIMIZE d WHERE p = 1"),
+    ]
+    for api, sql in calls:
+        assert requested(spark, api) == [explain(spark, sql)], sql
+
+
 def test_the_jvm_reports_constraints_as_the_dataclasses_read_them(spark):
     """A Delta command's constraints field and a v2 write's rowConstraints, as parsed from what
     the JVM sent (test_spark_bridge checks the records' and dataclasses' field names agree)."""

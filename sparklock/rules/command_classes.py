@@ -167,7 +167,6 @@ FAIL_SAFE: dict[str, str] = {
             "RepairTable": _V2_TWIN.format("MSCK REPAIR TABLE"),
             "ReplaceData": "row-level rewrite of v2 DELETE/UPDATE/MERGE: " + _X_NAMED,
             "ReplaceTable": "v2 REPLACE TABLE: " + _X_NAMED,
-            "ReplaceTableAsSelect": "v2 REPLACE TABLE AS SELECT: " + _X_NAMED,
             "SetTableProperties": _V2_TWIN.format("ALTER TABLE SET TBLPROPERTIES"),
             "SetViewProperties": _V2_TWIN.format("ALTER VIEW SET TBLPROPERTIES"),
             "TruncateTable": _V2_TWIN.format("TRUNCATE TABLE"),

@@ -346,6 +346,13 @@ RULES: tuple[CommandRule, ...] = (
         note=V2_WRITE_RULE,
     ),
     rule(
+        LOGICAL + "ReplaceTableAsSelect",
+        "REPLACE TABLE t AS SELECT (v2), saveAsTable in overwrite mode (v2 catalogs)",
+        Target("name", X, pinned_by=PINNED),
+        note="a Delta saveAsTable overwrite with replaceWhere = 'p = 1' of an existing table: "
+        "EXCLUSIVE on that partition, SHARED on the table",
+    ),
+    rule(
         LOGICAL + "OverwritePartitionsDynamic",
         "INSERT OVERWRITE t (v2, dynamic partitions)",
         Target("table", X),

@@ -48,7 +48,7 @@ ROWS: tuple[Row, ...] = (
         _C + "CloneTableCommand",
         "CREATE [OR REPLACE] TABLE t SHALLOW CLONE s (Delta)",
         (("targetIdent", X), ("targetPath", X)),
-        "its source is not locked yet (see docs/versions.md, Delta Lake)",
+        "its source (a table or path, in its `sourceTable`) is read: SHARED",
     ),
     (
         _C + "ConvertToDeltaCommand",

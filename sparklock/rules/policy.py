@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..config import Escalation
 from ..locks.model import LockMode, LockRequest
 from ..locks.objects import LockObject, ObjectKind
+from .command_classes import FAIL_SAFE
 from .command_rule import CommandRule, Target
 from .commands import BY_CLASS, NO_LOCK_CLASSES
 from .facts import (
@@ -305,7 +306,8 @@ def command_requests(facts: Facts) -> list[LockRequest]:
     the command's full class name.
 
     An unrecognised command that names a table or database takes EXCLUSIVE on each (fail safe)
-    and logs its class, so a gap in the table costs concurrency, never safety.
+    and logs its class at WARNING, so a gap in the table costs concurrency, never safety. A class
+    listed as fail-safe on purpose (``command_classes.FAIL_SAFE``) gets the same locks quietly.
     """
     class_name = facts.command_class or ""
     current_db = facts.current_database or "default"
@@ -318,7 +320,7 @@ def command_requests(facts: Facts) -> list[LockRequest]:
     if class_name in NO_LOCK_CLASSES:
         return []
     named = [o for f in facts.fields if (o := _field_object(f, current_db)) is not None]
-    if named:
+    if named and class_name not in FAIL_SAFE:
         log.warning(
             "sparklock: command %s is not in the command table; taking EXCLUSIVE on %s",
             class_name or facts.command,

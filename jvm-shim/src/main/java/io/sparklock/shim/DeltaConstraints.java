@@ -31,8 +31,9 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation;
  *       touches lie outside the condition);
  *   <li>OPTIMIZE ... WHERE: its partition predicates (kept as SQL text), parsed by the session's
  *       own parser;
- *   <li>a {@code replaceWhere} overwrite (of a table, or of a path: {@code SaveIntoDataSource}
- *       with Delta's source): the option, parsed likewise, unless Delta's check that the data
+ *   <li>a {@code replaceWhere} overwrite (of a table, of a path: {@code SaveIntoDataSource}
+ *       with Delta's source, or {@code saveAsTable}: a v2 {@code ReplaceTableAsSelect} of an
+ *       existing Delta table): the option, parsed likewise, unless Delta's check that the data
  *       written matches it is turned off.
  * </ul>
  */
@@ -47,6 +48,8 @@ final class DeltaConstraints {
   private static final String SAVE_INTO =
       "org.apache.spark.sql.execution.datasources.SaveIntoDataSourceCommand";
   private static final String DELTA_SOURCE = "org.apache.spark.sql.delta.sources.DeltaDataSource";
+  private static final String REPLACE_AS_SELECT =
+      "org.apache.spark.sql.catalyst.plans.logical.ReplaceTableAsSelect";
 
   /** The field for {@code root}, or null when it is no Delta command that pins its rows. */
   static ConstraintsField of(SparkSession session, LogicalPlan root) {
@@ -58,6 +61,7 @@ final class DeltaConstraints {
         case COMMANDS + "OptimizeTableCommand" -> optimize(session, root);
         case COMMANDS + "WriteIntoDelta" -> replaceWhere(session, root);
         case SAVE_INTO -> savedByPath(session, root);
+        case REPLACE_AS_SELECT -> savedAsTable(session, root);
         default -> null;
       };
     } catch (RuntimeException e) {
@@ -186,6 +190,57 @@ final class DeltaConstraints {
     Map<String, List<String>> rows =
         RowConstraints.of(parse(session, where), RowConstraints.byName(query.schema()));
     return field(deltaLogPartitionColumns(deltaLogOf(session, path)), rows);
+  }
+
+  /**
+   * {@code df.write.format("delta").mode("overwrite").option("replaceWhere", ...)
+   * .saveAsTable(t)}: Spark plans a v2 replace of {@code t}, which Delta runs as an overwrite of
+   * the matching rows of the existing table. A table not there yet (or not Delta's) is created
+   * or replaced whole: no constraint.
+   */
+  private static ConstraintsField savedAsTable(SparkSession session, LogicalPlan root) {
+    Object spec = Refs.invoke(root, "tableSpec");
+    Object provider = spec == null ? null : ScalaInterop.unwrapOption(Refs.invoke(spec, "provider"));
+    if (!"delta".equalsIgnoreCase(String.valueOf(provider)) || !checked(session)) {
+      return null;
+    }
+    String where = null;
+    for (Map.Entry<?, ?> e : ScalaInterop.map(
+        (scala.collection.Map<?, ?>) Refs.invoke(root, "writeOptions")).entrySet()) {
+      if (String.valueOf(e.getKey()).equalsIgnoreCase("replaceWhere")) {
+        where = String.valueOf(e.getValue());
+      }
+    }
+    Object name = Refs.invoke(root, "name");
+    LogicalPlan query = (LogicalPlan) Refs.invoke(root, "query");
+    if (where == null || query == null
+        || !(name instanceof org.apache.spark.sql.catalyst.analysis.ResolvedIdentifier id)) {
+      return null;
+    }
+    String location = existingDeltaLocation(id);
+    if (location == null) {
+      return null;
+    }
+    Map<String, List<String>> rows =
+        RowConstraints.of(parse(session, where), RowConstraints.byName(query.schema()));
+    return field(deltaLogPartitionColumns(deltaLogOf(session, location)), rows);
+  }
+
+  /** The location of the existing Delta table {@code id} names, or null. */
+  private static String existingDeltaLocation(
+      org.apache.spark.sql.catalyst.analysis.ResolvedIdentifier id) {
+    org.apache.spark.sql.connector.catalog.Table table;
+    try {
+      table = ((org.apache.spark.sql.connector.catalog.TableCatalog) id.catalog())
+          .loadTable(id.identifier());
+    } catch (Exception e) {
+      return null; // not there: created whole
+    }
+    java.util.Map<String, String> props = table.properties();
+    if (!"delta".equalsIgnoreCase(props.get("provider"))) {
+      return null;
+    }
+    return props.get("location");
   }
 
   /** The partition columns of the Delta table at {@code path} (none when unreadable). */

@@ -35,7 +35,8 @@ import org.apache.spark.sql.types.StringType$;
 import org.apache.spark.sql.types.StructField;
 
 /**
- * Reads: every relation or view of the analysed plan, each table with the partitions the
+ * Reads: every relation or view of the analysed plan (and the source of Delta's CLONE,
+ * {@link CloneSources}), each table with the partitions the
  * optimized plan actually reads (after pruning; an unpruned read of a catalog-partitioned table
  * reads every partition the catalog lists).
  */
@@ -72,6 +73,8 @@ final class ReadFacts {
         refs.v2Refs(r).forEach(this::add);
       } else if (p instanceof DataSourceV2ScanRelation s) {
         refs.v2Refs(s.relation()).forEach(this::add);
+      } else if (CloneSources.isClone(p)) {
+        add(CloneSources.sourceOf(p, refs));
       }
     });
     List<ObjectRef> out = new ArrayList<>();
