@@ -13,9 +13,10 @@ What Delta users fight every day, shrunk to minutes on a laptop. Several driver 
   ``SELECT ... VERSION AS OF`` it, twice (totals, then per partition). With sparklock the report
   holds ``LOCK TABLE accounts SHARED`` around its statements, so that version stays readable.
 
-Reports run in one driver only. ``UNLOCK TABLE`` removes every lock on the table, whoever holds
-it (Hive's rule): a second driver's report would remove the first one's ``LOCK TABLE`` at its
-end, and a ``VACUUM`` could then delete the files the first report is about to read.
+Reports run in one driver only. ``UNLOCK TABLE`` removes every granted lock on the table,
+whoever holds it (Hive's rule; requests queued for the table keep their place): a second
+driver's report would remove the first one's ``LOCK TABLE`` at its end, and a ``VACUUM`` could
+then delete the files the first report is about to read.
 
 Invariant kept by every writer: ``--accounts`` accounts whose balances sum to 100 each (transfers
 move money, log rows hold none). A report that sees anything else is a bad read. Roles go

@@ -59,7 +59,7 @@ def test_conflicts_are_told_from_other_failures():
 
 
 def test_one_driver_runs_the_pinned_reports():
-    """UNLOCK TABLE removes every lock on the table (Hive's rule): a second driver's pinned
+    """UNLOCK TABLE removes every granted lock on the table (Hive's rule): a second driver's pinned
     report would remove the first one's LOCK TABLE and let VACUUM delete the files it reads."""
     example = load_example()
     roles = [example.role_of(i) for i in range(7)]
