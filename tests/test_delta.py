@@ -161,6 +161,8 @@ def test_a_path_table_is_locked_as_the_table_owning_it(spark, d_path):
     assert explain(spark, f"SELECT * FROM delta.`{d_path}`") == [D, S("default@d")]
     assert explain(spark, f"DELETE FROM delta.`{d_path}` WHERE id = 9") == [D, X("default@d")]
     assert explain(spark, f"VACUUM delta.`{d_path}`") == [D, X("default@d")]
+    clone = f"CREATE TABLE c3 SHALLOW CLONE delta.`{d_path}`"
+    assert explain(spark, clone) == sorted([D, X("default@c3"), S("default@d")])
 
 
 def test_a_change_data_feed_read_is_shared(spark):

@@ -167,29 +167,32 @@ def test_insert_into_ignores_replace_where_and_locks_the_table(spark):
 
 
 def test_the_delta_table_api_pins_as_its_sql(spark):
-    """DeltaTable.delete / update / merge / optimize().where lock the partitions their SQL does."""
+    """DeltaTable.delete / update / merge / optimize().where lock the partitions their SQL does
+    (a table of its own: the calls change its rows)."""
     from delta.tables import DeltaTable
 
-    table = DeltaTable.forName(spark, "d")
+    spark.sql("CREATE TABLE da (id INT, p INT, v STRING) USING delta PARTITIONED BY (p)")
+    spark.sql("INSERT INTO da VALUES (1, 1, 'a'), (2, 2, 'b')")
+    table = DeltaTable.forName(spark, "da")
     source = spark.table("s").alias("s")
     calls = [
-        (lambda: table.delete("p = 1"), "DELETE FROM d WHERE p = 1"),
-        (
-            lambda: table.update("p = 1", {"v": "'x'"}),
-            "UPDATE d SET v = 'x' WHERE p = 1",
-        ),
+        (lambda: table.delete("p = 1"), "DELETE FROM da WHERE p = 1"),
+        (lambda: table.update("p = 1", {"v": "'x'"}), "UPDATE da SET v = 'x' WHERE p = 1"),
         (
             lambda: (
-                table.alias("d")
-                .merge(source, "d.p = 1 AND d.id = s.id")
+                table.alias("da")
+                .merge(source, "da.p = 1 AND da.id = s.id")
                 .whenMatchedUpdate(set={"v": "s.v"})
                 .execute()
             ),
-            "MERGE INTO d USING s ON d.p = 1 AND d.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v",
+            "MERGE INTO da USING s ON da.p = 1 AND da.id = s.id "
+            "WHEN MATCHED THEN UPDATE SET v = s.v",
         ),
-        (lambda: table.optimize().where("p = 1").executeCompaction(), "OPTIMIZE d WHERE p = 1"),
+        (lambda: table.optimize().where("p = 1").executeCompaction(), "OPTIMIZE da WHERE p = 1"),
     ]
+    p1 = [D, S("default@da"), X("default@da@p=1")]
     for api, sql in calls:
+        assert explain(spark, sql) == sorted(p1 + ([S("default@s")] if "USING s" in sql else []))
         assert requested(spark, api) == [explain(spark, sql)], sql
 
 
