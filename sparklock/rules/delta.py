@@ -52,7 +52,7 @@ ROWS: tuple[Row, ...] = (
     ),
     (
         _C + "ConvertToDeltaCommand",
-        "CONVERT TO DELTA t | parquet.`/p` (Delta), DeltaTable.convertToDelta()",
+        "CONVERT TO DELTA t | parquet.`/p` (Delta)",
         (("tableIdentifier", X), ("deltaPath", X)),
         "EXCLUSIVE on the table, or on the path (the table owning it, else the path)",
     ),

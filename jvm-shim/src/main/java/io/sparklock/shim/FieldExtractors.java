@@ -31,6 +31,23 @@ import org.apache.spark.sql.execution.datasources.FileIndex;
 final class FieldExtractors {
   private FieldExtractors() {}
 
+  /**
+   * {@code format.`/path`} (Delta's {@code CONVERT TO DELTA parquet.`/p`}, {@code delta.`/p`}):
+   * an identifier whose "database" names a file format and whose "table" is an absolute path no
+   * catalog table has -- the files at that path, locked as the path (the table owning it, if
+   * any), not as a table of a database called {@code parquet}.
+   */
+  static boolean isPathIdentifier(CommandFields out, TableIdentifier id) {
+    if (id.database().isEmpty() || !new org.apache.hadoop.fs.Path(id.table()).isAbsolute()) {
+      return false;
+    }
+    try {
+      return out.refs.catalog == null || !out.refs.catalog.tableExists(id);
+    } catch (RuntimeException e) {
+      return true;
+    }
+  }
+
   /** Reports the fields one value of field {@code name} names; false = not mine, try on. */
   @FunctionalInterface
   interface Extractor<T> {
@@ -67,7 +84,8 @@ final class FieldExtractors {
         }
         return true;
       }),
-      on(TableIdentifier.class, (out, name, id, depth) -> claim(out, out.table(name, id, null))),
+      on(TableIdentifier.class, (out, name, id, depth) -> claim(out, isPathIdentifier(out, id)
+          ? out.path(name, id.table()) : out.table(name, id, null))),
       on(CatalogTable.class, (out, name, t, depth) -> claim(out, out.table(name, t))),
       on(ResolvedTable.class, FieldExtractors::resolvedTable),
       on(ResolvedIdentifier.class, (out, name, ri, depth) ->
