@@ -173,15 +173,22 @@ def test_unlock_removes_every_lock_on_exactly_that_object(mgr):
     p.release()
 
 
+def _queued_behind_explicit(m: LockManager, mode: LockMode):
+    """Session a's LOCK TABLE t EXCLUSIVE, and a thread of b asking ``mode`` on t (it queues);
+    the thread appends b's locks to ``got`` once granted."""
+    explicit = take(m, T, X, "a", "lock-a", lock_type=LockType.EXPLICIT)
+    got: list[object] = []
+    waiter = threading.Thread(target=lambda: got.append(take(m, T, mode, "b", "qb")))
+    waiter.start()
+    return explicit, got, waiter
+
+
 def test_unlock_keeps_the_requests_queued_for_the_object(manager_factory):
     """UNLOCK removes the holders; a statement waiting in line is granted next, not sent back."""
     m = manager_factory(
         LockSettings(num_retries=200, retry_interval=0.05, wait_policy=WaitPolicy.QUEUE)
     )
-    explicit = take(m, T, X, "a", "lock-a", lock_type=LockType.EXPLICIT)
-    got: list[object] = []
-    waiter = threading.Thread(target=lambda: got.append(take(m, T, X, "b", "qb")))
-    waiter.start()
+    explicit, got, waiter = _queued_behind_explicit(m, X)
     deadline = time.monotonic() + 5
     while not any(i.data.query_id == "qb" for i in m.list_locks(T)):
         assert time.monotonic() < deadline, "the writer never queued"
@@ -257,10 +264,7 @@ def test_queued_waiter_behind_own_explicit_lock_does_not_deadlock_owner(manager_
     m = manager_factory(
         LockSettings(num_retries=40, retry_interval=0.05, wait_policy=WaitPolicy.QUEUE)
     )
-    explicit = take(m, T, X, "a", "lock-a", lock_type=LockType.EXPLICIT)
-    got: list[object] = []
-    waiter = threading.Thread(target=lambda: got.append(take(m, T, S, "b", "qb")))
-    waiter.start()
+    explicit, got, waiter = _queued_behind_explicit(m, S)
     time.sleep(0.3)  # b is queued behind a's explicit X
     mine = take(m, T, S, "a", "qa")  # a's own statement passes b's queued node
     mine.release()
