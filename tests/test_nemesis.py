@@ -68,7 +68,8 @@ def test_whole_driver_paused_until_its_job_is_about_to_commit(zk_server, tmp_pat
 
 @pytest.mark.nemesis
 def test_partition_between_driver_and_zookeeper(zk_server, tmp_path):
-    """A reaches ZooKeeper only through a proxy that is cut (storage stays reachable)."""
+    """A reaches ZooKeeper only through a proxy that is cut (storage stays reachable); the link
+    is restored once B has committed."""
     host, port = zk_server.address.rsplit(":", 1)
     with TcpProxy(host, int(port)) as proxy:
         run(
@@ -77,7 +78,7 @@ def test_partition_between_driver_and_zookeeper(zk_server, tmp_path):
             tmp_path,
             a_quorum=f"127.0.0.1:{proxy.port}",
             inflict=lambda driver: proxy.cut(),
-            heal=lambda driver: None,
+            heal=lambda driver: proxy.reopen(),
         )
 
 

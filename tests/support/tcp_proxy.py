@@ -7,8 +7,8 @@ import threading
 
 
 class TcpProxy:
-    """Forwards 127.0.0.1:<port> to ``host:port`` until :meth:`cut` (then nothing connects);
-    from ``source`` (another loopback address) when given.
+    """Forwards 127.0.0.1:<port> to ``host:port`` until :meth:`cut` (then nothing connects,
+    until :meth:`reopen`); from ``source`` (another loopback address) when given.
 
     :meth:`silence` is the quieter partition: connections stay open (and new ones are accepted)
     but every byte is dropped both ways, as a lost route or a firewall dropping packets does, so
@@ -83,6 +83,16 @@ class TcpProxy:
             except OSError:
                 pass
             s.close()
+
+    def reopen(self) -> None:
+        """Accept and forward again on the same port after :meth:`cut` (the link restored; the
+        connections it closed stay closed)."""
+        with self._guard:
+            if not self._cut:
+                return
+            self.listener = socket.create_server(("127.0.0.1", self.port))
+            self._cut = False
+        threading.Thread(target=self._accept, daemon=True).start()
 
     def __enter__(self) -> TcpProxy:
         return self
