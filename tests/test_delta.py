@@ -135,6 +135,12 @@ GOLDEN = [
     ("ALTER TABLE d SET TBLPROPERTIES ('k' = 'v')", [D, X("default@d")]),
     ("ALTER TABLE d ADD COLUMNS (w INT)", [D, X("default@d")]),
     ("ALTER TABLE d ADD CONSTRAINT pos CHECK (id > 0)", [D, X("default@d")]),
+    ("ALTER TABLE d ALTER COLUMN v COMMENT 'c'", [D, X("default@d")]),
+    (
+        "ALTER TABLE d SET TBLPROPERTIES ('delta.feature.checkConstraints' = 'supported')",
+        [D, X("default@d")],
+    ),
+    ("ALTER TABLE d DROP FEATURE checkConstraints", [D, X("default@d")]),
     ("CREATE TABLE n USING delta AS SELECT * FROM s", [D, X("default@n"), S("default@s")]),
     ("CREATE OR REPLACE TABLE s USING delta AS SELECT 1 AS id", [D, X("default@s")]),
     ("CREATE TABLE c SHALLOW CLONE d", [D, X("default@c"), S("default@d")]),
