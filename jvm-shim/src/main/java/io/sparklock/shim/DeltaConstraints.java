@@ -172,24 +172,13 @@ final class DeltaConstraints {
         || Refs.invoke(root, "mode") != SaveMode.Overwrite || !checked(session)) {
       return null;
     }
-    String where = null;
-    String path = null;
-    for (Map.Entry<?, ?> e : ScalaInterop.map(
-        (scala.collection.Map<?, ?>) Refs.invoke(root, "options")).entrySet()) {
-      String key = String.valueOf(e.getKey());
-      if (key.equalsIgnoreCase("replaceWhere")) {
-        where = String.valueOf(e.getValue());
-      } else if (key.equalsIgnoreCase("path")) {
-        path = String.valueOf(e.getValue());
-      }
-    }
+    String where = option(root, "options", "replaceWhere");
+    String path = option(root, "options", "path");
     LogicalPlan query = (LogicalPlan) Refs.invoke(root, "query");
     if (where == null || path == null || query == null) {
       return null;
     }
-    Map<String, List<String>> rows =
-        RowConstraints.of(parse(session, where), RowConstraints.byName(query.schema()));
-    return field(deltaLogPartitionColumns(deltaLogOf(session, path)), rows);
+    return replaced(session, where, query, path);
   }
 
   /**
@@ -200,17 +189,12 @@ final class DeltaConstraints {
    */
   private static ConstraintsField savedAsTable(SparkSession session, LogicalPlan root) {
     Object spec = Refs.invoke(root, "tableSpec");
-    Object provider = spec == null ? null : ScalaInterop.unwrapOption(Refs.invoke(spec, "provider"));
+    Object provider =
+        spec == null ? null : ScalaInterop.unwrapOption(Refs.invoke(spec, "provider"));
     if (!"delta".equalsIgnoreCase(String.valueOf(provider)) || !checked(session)) {
       return null;
     }
-    String where = null;
-    for (Map.Entry<?, ?> e : ScalaInterop.map(
-        (scala.collection.Map<?, ?>) Refs.invoke(root, "writeOptions")).entrySet()) {
-      if (String.valueOf(e.getKey()).equalsIgnoreCase("replaceWhere")) {
-        where = String.valueOf(e.getValue());
-      }
-    }
+    String where = option(root, "writeOptions", "replaceWhere");
     Object name = Refs.invoke(root, "name");
     LogicalPlan query = (LogicalPlan) Refs.invoke(root, "query");
     if (where == null || query == null
@@ -218,12 +202,26 @@ final class DeltaConstraints {
       return null;
     }
     String location = existingDeltaLocation(id);
-    if (location == null) {
-      return null;
-    }
+    return location == null ? null : replaced(session, where, query, location);
+  }
+
+  /** A replaceWhere overwrite of the Delta table at {@code path} by {@code query}'s rows. */
+  private static ConstraintsField replaced(
+      SparkSession session, String where, LogicalPlan query, String path) {
     Map<String, List<String>> rows =
         RowConstraints.of(parse(session, where), RowConstraints.byName(query.schema()));
-    return field(deltaLogPartitionColumns(deltaLogOf(session, location)), rows);
+    return field(partitionColumnsAt(session, path), rows);
+  }
+
+  /** The write option {@code key} (case-insensitive, as Spark reads options) of a map field. */
+  private static String option(LogicalPlan root, String field, String key) {
+    for (Map.Entry<?, ?> e : ScalaInterop.map(
+        (scala.collection.Map<?, ?>) Refs.invoke(root, field)).entrySet()) {
+      if (String.valueOf(e.getKey()).equalsIgnoreCase(key)) {
+        return String.valueOf(e.getValue());
+      }
+    }
+    return null;
   }
 
   /** The location of the existing Delta table {@code id} names, or null. */
