@@ -1,6 +1,6 @@
 """Packaging hook: a wheel carries the JVM side (prebuilt shim jars and their Java sources).
 
-Metadata lives in setup.cfg. An editable install (``pip install -e .``) builds no jars: the
+Metadata lives in pyproject.toml. An editable install (``pip install -e .``) builds no jars: the
 checkout compiles its own on first use (sparklock.shim). See docs/install.md, "Building the wheel".
 """
 

@@ -1,5 +1,5 @@
-"""``python -m sparklock``: see :mod:`sparklock.cli`."""
+"""``python -m sparklock``: the same commands as the ``sparklock`` console script."""
 
 from .cli import main
 
-raise SystemExit(main())
+raise SystemExit(main(prog="python -m sparklock"))

@@ -1,12 +1,12 @@
-"""``python -m sparklock``: operators' tools that need no Spark.
+"""``sparklock`` (or ``python -m sparklock``): operators' tools that need no Spark.
 
-    python -m sparklock locks   [--object NAME] [--waiting]  # like SHOW LOCKS EXTENDED
-    python -m sparklock release NAME                       # force-release the granted locks on NAME
-                                                           # (operator override of unlock.policy)
-    python -m sparklock stale   [--older-than 24h] [--apply]
-    python -m sparklock zookeeper [--port 2181] [--data-dir D]  # a local server, development only
-    python -m sparklock thriftserver   [--host H] [--port P] [--hive] [--conf k=v]...  # servers:
-    python -m sparklock connect-server [--host H] [--port P] [--conf k=v]...           # see below
+    sparklock locks   [--object NAME] [--waiting]      # like SHOW LOCKS EXTENDED
+    sparklock release NAME                           # force-release the granted locks on NAME
+                                                     # (operator override of unlock.policy)
+    sparklock stale   [--older-than 24h] [--apply]
+    sparklock zookeeper [--port 2181] [--data-dir D]  # a local server, development only
+    sparklock thriftserver   [--host H] [--port P] [--hive] [--conf k=v]...  # servers:
+    sparklock connect-server [--host H] [--port P] [--conf k=v]...           # see below
 
 Connection settings are the Spark conf keys (``--conf spark.sparklock.zookeeper.quorum=h:2181``,
 or a backend's shorthands such as ``--quorum``/``--namespace``), parsed by the same code as in
@@ -22,7 +22,7 @@ import datetime as dt
 import sys
 from collections.abc import Sequence
 
-from . import submit_conf
+from . import help_text, submit_conf
 from .config import SparkLockConfig
 from .errors import SparkLockError
 from .locks.model import LockInfo, LockState, LockType
@@ -142,8 +142,8 @@ def cmd_stale(m: LockManager, args, out) -> int:
     return 1 if failed else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m sparklock", description=__doc__.split("\n\n")[0])
+def build_parser(prog: str = help_text.PROG) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=help_text.summary(__doc__))
     common = argparse.ArgumentParser(add_help=False)
     for flag, _, text in _shorthands():
         common.add_argument(flag, help=text)
@@ -197,9 +197,10 @@ def _add_servers(sub) -> None:
     connect.add_parser(sub)
 
 
-def main(argv: Sequence[str] | None = None, out=None) -> int:
+def main(argv: Sequence[str] | None = None, out=None, prog: str = help_text.PROG) -> int:
+    """The ``sparklock`` console script (and ``python -m sparklock``, which names itself so)."""
     out = out or sys.stdout
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     if getattr(args, "standalone", None):  # subcommands that need no lock manager
         return args.standalone(args, out)
     if getattr(args, "run_server", None) is not None:

@@ -12,6 +12,7 @@ import argparse
 import shlex
 import sys
 
+from . import help_text
 from .errors import SparkLockError
 
 
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "submit-conf",
         help="print the spark-submit flags (--jars/--conf) that install sparklock in a driver",
-        description=__doc__.split("\n\n")[0],
+        description=help_text.summary(__doc__),
     )
     p.add_argument(
         "--properties",

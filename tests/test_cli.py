@@ -135,3 +135,34 @@ def test_module_entry_point_runs(zk_server, zk_namespace):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "(0 locks)"
+
+
+def _help(*args: str) -> str:
+    out = io.StringIO()
+    real = sys.stdout
+    sys.stdout = out  # argparse prints help to sys.stdout
+    try:
+        with pytest.raises(SystemExit) as done:
+            main([*args, "--help"])
+    finally:
+        sys.stdout = real
+    assert done.value.code == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["", "locks", "release", "stale", "zookeeper", "submit-conf", "thriftserver", "connect-server"],
+)
+def test_help_is_in_plain_words_under_the_console_name(command):
+    text = _help(*([command] if command else []))
+    assert text.startswith("usage: sparklock ")
+    assert "``" not in text and ":mod:" not in text, text
+
+
+def test_the_console_script_is_declared_for_the_same_main():
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11+")
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert project["scripts"] == {"sparklock": "sparklock.cli:main"}

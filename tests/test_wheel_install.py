@@ -69,6 +69,7 @@ def test_the_wheel_carries_a_jar_per_spark_line_the_sources_and_the_license():
         lines = z.read("sparklock/shim/jars/lines.txt").decode().split()
         meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
         description = z.read(meta).decode()
+        entry_points = z.read(meta.replace("METADATA", "entry_points.txt")).decode()
     assert lines == list(prebuilt.LINES)
     for line in lines:
         assert f"sparklock/shim/jars/{prebuilt.jar_name(line)}" in names
@@ -77,7 +78,16 @@ def test_the_wheel_carries_a_jar_per_spark_line_the_sources_and_the_license():
     assert "sparklock/shim/jars/sparklock-delta.jar" in names
     assert "sparklock/shim/src/delta/java/io/sparklock/shim/delta/LeaseLogStore.java" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    assert "License: Apache-2.0" in description and len(description.splitlines()) < 80
+    assert "License-Expression: Apache-2.0" in description and len(description.splitlines()) < 80
+    assert "sparklock = sparklock.cli:main" in entry_points  # the console script
+
+
+def test_the_console_script_answers_from_the_installed_wheel(installed):
+    venv, env, workdir = installed
+    cmd = [str(venv / "bin" / "sparklock"), "--help"]
+    proc = subprocess.run(cmd, env=env, cwd=workdir, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: sparklock ") and "thriftserver" in proc.stdout
 
 
 def test_the_installed_wheel_runs_on_a_java_runtime_without_javac(installed):

@@ -8,7 +8,8 @@
 environment is ``$SPARKLOCK_VENVS/pyspark-VERSION`` (default ``~/.cache/sparklock/venvs``),
 created on first use with ``pyspark`` installed first and then this checkout
 (``pip install -e '.[dev]'``) under a constraint that keeps that pyspark: pip fails rather than
-change the Spark under test. Later runs reuse it (it is reinstalled when setup.cfg changes).
+change the Spark under test. Later runs reuse it (it is reinstalled when pyproject.toml or
+setup.cfg changes).
 
 Without ``--all`` only the tests that start a JVM from the pyspark jars run (markers ``spark``,
 ``zookeeper``, ``hive_interop``); the rest is pure Python and does not depend on the Spark

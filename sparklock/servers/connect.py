@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from .. import help_text
 from ..errors import SparkLockError
 from ..spark.connect import connect_conf, require_connect_server, serve_connect
 from . import common
@@ -25,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "connect-server",
         help="run a Spark Connect server whose sessions take locks",
-        description=__doc__.split("\n\n")[0],
+        description=help_text.summary(__doc__),
     )
     common.add_server_arguments(p, DEFAULT_PORT)
     p.set_defaults(run_server=run)

@@ -24,8 +24,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "errors",
         "failures",
+        "help_text",
         "values",
-    ),  # what every layer speaks: errors, conditions, values
+    ),  # what every layer speaks: errors, conditions, values, help in plain words
     ("locks", "telemetry"),  # the lock vocabulary; events only Python sees
     ("managers",),  # the port, the registry, the backends
     ("config", "config_keys"),  # spark.sparklock.*: generic keys plus each backend's section
