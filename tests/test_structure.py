@@ -41,3 +41,17 @@ def test_the_checks_catch_what_they_look_for():
     assert g.intruders(edges, "sparklock.managers.zookeeper", ()) == [
         "sparklock.cli -> sparklock.managers.zookeeper.manager"
     ]
+
+
+def _documented_layers() -> list[set[str]]:
+    """The package names of each row of docs/architecture.md's layer table, bottom first."""
+    text = (g.ROOT.parent / "docs" / "architecture.md").read_text()
+    table = text.split("| layer | package | job |", 1)[1].split("\n\n", 1)[0]
+    rows = [r for r in table.strip().splitlines()[1:] if r.startswith("|")]
+    cells = [r.split("|")[2] for r in rows]
+    return [{n.strip().strip("`") for n in c.split(",")} - {""} for c in cells]
+
+
+def test_the_architecture_page_names_the_layers_the_code_has():
+    expected = [{n or "__init__" for n in layer} for layer in g.LAYERS]
+    assert _documented_layers() == expected

@@ -1,4 +1,5 @@
-"""``python -m sparklock zookeeper``: a real local server that answers, and stops cleanly."""
+"""``sparklock zookeeper`` (``managers/zookeeper/local_server_cli.py``): a real local server that
+answers, and stops cleanly."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Parsing of the ZooKeeper security keys: accepted forms, kazoo options, errors naming keys."""
+"""``managers/zookeeper/security.py``: parsing of the ZooKeeper security keys (accepted forms,
+kazoo options, errors naming keys)."""
 
 from __future__ import annotations
 
