@@ -2,9 +2,11 @@
 
 Grants, refusals and releases of statements are counted by the JVM from the callback's answers
 (no extra py4j round trip per statement). A few events happen where no answer goes to the JVM: a
-release retried, locks lost (fencing), the ZooKeeper connection's state. The modules where they
-happen call :func:`emit`; :mod:`sparklock.spark.telemetry_sink` forwards them to the JVM's
-``sparklock`` metric source in batches, off the thread that emitted. No Spark import here.
+release retried, locks lost (fencing), a backend's connection state. The modules where they
+happen call :func:`emit` (counts) or :func:`backend_state` (a backend's state, called from the
+backend's own folder: nothing here knows any backend); :mod:`sparklock.spark.telemetry_sink`
+forwards them to the JVM's ``sparklock`` metric source in batches, off the thread that emitted.
+No Spark import here.
 """
 
 from __future__ import annotations
@@ -20,15 +22,17 @@ log = logging.getLogger("sparklock")
 RELEASE_RETRIED = "RELEASE_RETRIED"
 #: Locks were lost while held (``count``: how many locks).
 LOCKS_LOST = "LOCKS_LOST"
-#: The ZooKeeper connection changed state (``detail``: ``CONNECTED``, ``SUSPENDED``, ``LOST``).
-ZOOKEEPER_STATE = "ZOOKEEPER_STATE"
+#: A backend's connection state event is ``<BACKEND>_STATE`` (``detail``: the state, e.g.
+#: ``CONNECTED``): ``ZOOKEEPER_STATE`` for the ``zookeeper`` backend, as the JVM's gauge reads it.
+STATE_SUFFIX = "_STATE"
+CONNECTED = "CONNECTED"
 
 
 @dataclass(frozen=True)
 class Report:
     """What only this side sees, for the JVM's metrics (``LockTelemetry.report`` takes a JSON
     array of these, this module): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
-    ``count``; ``ZOOKEEPER_STATE`` sets the connection gauge from ``detail`` (kazoo's state)."""
+    ``count``; ``<BACKEND>_STATE`` sets that backend's connection gauge from ``detail``."""
 
     event: str
     count: int = 1
@@ -39,17 +43,18 @@ Sink = Callable[[Report], None]
 
 _guard = threading.Lock()
 _sinks: list[Sink] = []
-#: The last ZooKeeper state, replayed to a new sink (a gauge that must not start wrong).
-_zookeeper_state: Report | None = None
+#: Each backend's last state, replayed to a new sink (a gauge that must not start wrong).
+_states: dict[str, Report] = {}
 
 
 def add_sink(sink: Sink) -> None:
-    """``sink(report)`` gets every later report, and now the last ZooKeeper state (idempotent)."""
+    """``sink(report)`` gets every later report, and now each backend's last state
+    (idempotent)."""
     with _guard:
         if sink not in _sinks:
             _sinks.append(sink)
-        state = _zookeeper_state
-    if state is not None:
+        states = list(_states.values())
+    for state in states:
         _call(sink, state)
 
 
@@ -59,18 +64,34 @@ def remove_sink(sink: Sink) -> None:
             _sinks.remove(sink)
 
 
-def last_zookeeper_state() -> Report | None:
-    return _zookeeper_state
+def state_event(backend: str) -> str:
+    """The event a backend's state is reported as (``zookeeper`` → ``ZOOKEEPER_STATE``)."""
+    return backend.upper() + STATE_SUFFIX
+
+
+def last_backend_state(backend: str) -> Report | None:
+    """What ``backend`` last reported of its connection (None: nothing yet in this process)."""
+    with _guard:
+        return _states.get(backend)
+
+
+def backend_state(backend: str, state: str) -> None:
+    """A backend's connection changed state (``CONNECTED`` when it can take locks): kept for
+    later sinks and told to every sink now. Never blocks (a client library's thread calls it)."""
+    report = Report(state_event(backend), 1, state)
+    with _guard:
+        _states[backend] = report
+    _tell(report)
 
 
 def emit(event: str, count: int = 1, detail: str | None = None) -> None:
     """Tell every sink. Sinks must not block (the emitter may hold a lock manager's lock or run
-    on kazoo's connection thread)."""
-    global _zookeeper_state
-    report = Report(event, count, detail)
+    on a client library's connection thread)."""
+    _tell(Report(event, count, detail))
+
+
+def _tell(report: Report) -> None:
     with _guard:
-        if event == ZOOKEEPER_STATE:
-            _zookeeper_state = report
         sinks = list(_sinks)
     for sink in sinks:
         _call(sink, report)

@@ -9,7 +9,7 @@ from sparklock.config import Escalation, LockSettings, SparkLockConfig
 from sparklock.errors import ConfigError, LockConflictError
 from sparklock.locks.model import LockMode, LockRequest, WaitPolicy, build_lock_set
 from sparklock.locks.objects import LockObject
-from sparklock.managers import EmbeddedLockManager
+from sparklock.managers.embedded import EmbeddedLockManager
 from sparklock.rules.facts import parse_facts
 from sparklock.rules.policy import escalate, requests_for
 from sparklock.service import LockService

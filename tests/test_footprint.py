@@ -15,7 +15,7 @@ from sparklock.config import LockSettings, SparkLockConfig
 from sparklock.errors import LockConflictError
 from sparklock.locks.model import LockMode, LockRequest, WaitPolicy
 from sparklock.locks.objects import LockObject
-from sparklock.managers import EmbeddedLockManager
+from sparklock.managers.embedded import EmbeddedLockManager
 from sparklock.rules.facts import parse_facts
 from sparklock.service import LockService
 from tests.support.zookeeper import ZooKeeperServer

@@ -134,7 +134,7 @@ def test_metrics_json_counts_a_conflict_and_a_wait(spark):
     assert after["lockHoldTime"]["count"] - before["lockHoldTime"]["count"] == 1
     assert after["waiting"] == 0 and after["locksHeld"] == 0
     # the embedded manager opens no ZooKeeper; the gauge shows a client an earlier module left open
-    zk = telemetry.last_zookeeper_state()
+    zk = telemetry.last_backend_state("zookeeper")
     assert after["zookeeperConnected"] == (1 if zk is not None and zk.detail == "CONNECTED" else 0)
     assert after["locksLost"] == 0 and after["releasesRetried"] == 0
 

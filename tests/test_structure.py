@@ -1,9 +1,14 @@
 """The package's structure, read from the source with ``ast``: no import circle, no arrow up the
-layers (``tests/support/import_graph.LAYERS``), and a backend's code imported only inside its own
-folder and by the registry. ``python3 -m tests.support.import_graph`` prints the figures."""
+layers (``tests/support/import_graph.LAYERS``), and each registered backend's code imported only
+inside its own folder (or module) and by the registry. ``python3 -m tests.support.import_graph``
+prints the figures."""
 
 from __future__ import annotations
 
+import pytest
+
+from sparklock.managers.backend import Backend
+from sparklock.managers.registry import BACKENDS
 from tests.support import import_graph as g
 
 EDGES = g.graph()
@@ -24,9 +29,27 @@ def test_every_module_has_a_layer_and_imports_none_above_it():
     assert g.upward(EDGES) == []
 
 
-def test_zookeeper_code_is_imported_only_inside_its_folder_and_by_the_registry():
-    allowed = {"sparklock.managers.registry"}
-    assert g.intruders(EDGES, "sparklock.managers.zookeeper", allowed) == []
+def _backend_home(backend: Backend) -> str:
+    """The module or folder a registry entry lives in: ``sparklock.managers.<name>``."""
+    return ".".join(backend.create.__module__.split(".")[:3])
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_a_backends_code_is_imported_only_inside_its_folder_and_by_the_registry(name):
+    home = _backend_home(BACKENDS[name])
+    assert home.startswith("sparklock.managers.") and home in EDGES
+    assert g.intruders(EDGES, home, {"sparklock.managers.registry"}) == []
+
+
+def test_each_backend_has_a_home_of_its_own():
+    homes = [_backend_home(b) for b in BACKENDS.values()]
+    assert len(set(homes)) == len(homes)
+    shared = {
+        "sparklock.managers.base",
+        "sparklock.managers.backend",
+        "sparklock.managers.registry",
+    }
+    assert not shared & set(homes)
 
 
 def test_the_checks_catch_what_they_look_for():

@@ -26,16 +26,23 @@ def test_every_sink_gets_each_report(collected):
     assert collected == [Report("RELEASE_RETRIED", 1, None), Report("LOCKS_LOST", 3, "q1")]
 
 
-def test_a_new_sink_hears_the_last_zookeeper_state_at_once(collected):
-    """A gauge must not start wrong: a SparkContext created while the client is connected."""
-    telemetry.emit(telemetry.ZOOKEEPER_STATE, detail="SUSPENDED")
-    telemetry.emit(telemetry.ZOOKEEPER_STATE, detail="CONNECTED")
+def test_a_new_sink_hears_each_backends_last_state_at_once(collected):
+    """A gauge must not start wrong: a SparkContext created while a client is connected. Any
+    backend reports through the same call (``etcd`` stands for one the registry does not have)."""
+    telemetry.backend_state("zookeeper", "SUSPENDED")
+    telemetry.backend_state("etcd", "LOST")
+    telemetry.backend_state("zookeeper", "CONNECTED")
+    assert collected[-1] == Report("ZOOKEEPER_STATE", 1, "CONNECTED")  # the name the JVM reads
     late: list[Report] = []
     telemetry.add_sink(late.append)
     try:
-        assert late == [Report("ZOOKEEPER_STATE", 1, "CONNECTED")]
+        assert Report("ZOOKEEPER_STATE", 1, "CONNECTED") in late
+        assert Report("ETCD_STATE", 1, "LOST") in late
+        assert Report("ZOOKEEPER_STATE", 1, "SUSPENDED") not in late
+        assert telemetry.last_backend_state("etcd") == Report("ETCD_STATE", 1, "LOST")
     finally:
         telemetry.remove_sink(late.append)
+        telemetry._states.pop("etcd", None)  # no made-up backend's state for later tests' JVMs
 
 
 def test_a_failing_sink_stops_neither_the_emitter_nor_the_others(collected):

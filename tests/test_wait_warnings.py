@@ -13,7 +13,8 @@ from sparklock.config import SparkLockConfig
 from sparklock.errors import LockConflictError
 from sparklock.locks.model import LockMode, LockSettings, WaitPolicy
 from sparklock.locks.objects import LockObject
-from sparklock.managers import EmbeddedLockManager, LockManager
+from sparklock.managers import LockManager
+from sparklock.managers.embedded import EmbeddedLockManager
 from tests.support.locks import take
 
 T = LockObject.of_table("default", "t")

@@ -19,7 +19,8 @@ from sparklock.config import LockSettings
 from sparklock.errors import LockConflictError, NotLockedError
 from sparklock.locks.model import LockData, LockInfo, LockMode, LockState, LockType, WaitPolicy
 from sparklock.locks.objects import LockObject
-from sparklock.managers import AcquisitionCancelled, EmbeddedLockManager, LockManager
+from sparklock.managers import AcquisitionCancelled, LockManager
+from sparklock.managers.embedded import EmbeddedLockManager
 from sparklock.protocol.messages import LOCK_COLUMNS, lock_rows
 from tests.support.locks import take, wait_for
 from tests.support.zk_tree import inspecting, znodes

@@ -36,6 +36,9 @@ from .lease import LeaseClock
 from .owners import OwnerRegistry
 from .security import PLAIN, ZooKeeperSecurity
 
+#: The backend's name (``spark.sparklock.manager``): its connection state is reported under it.
+BACKEND_NAME = "zookeeper"
+
 log = logging.getLogger("sparklock.zookeeper")
 
 #: Failures after which a request can simply be retried once the connection is back.
@@ -198,7 +201,7 @@ class SharedZooKeeperClient:
             lost = self.generation
             if state == KazooState.LOST:
                 self.generation = lost + 1
-        telemetry.emit(telemetry.ZOOKEEPER_STATE, detail=str(state))  # queued: never blocks
+        telemetry.backend_state(BACKEND_NAME, str(state))  # queued: never blocks
         if state == KazooState.CONNECTED:
             self._connected.set()
         elif state == KazooState.SUSPENDED:
