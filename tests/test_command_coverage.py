@@ -55,8 +55,7 @@ def test_every_command_class_of_the_installed_spark_is_classified():
     assert not missing, (
         "command classes of this Spark with no row, no-lock or fail-safe entry "
         "(add each to a family of sparklock/rules/commands.py, e.g. rules/spark_ddl.py, or to "
-        "sparklock/rules/command_classes.py):\n  "
-        + "\n  ".join(missing)
+        "sparklock/rules/command_classes.py):\n  " + "\n  ".join(missing)
     )
 
 

@@ -108,7 +108,7 @@ def test_each_write_counts_and_a_prefix_write_covers_the_partitions_below_it():
 # -- the ZooKeeper clock ---------------------------------------------------------------------------
 @pytest.fixture
 def client(zk_server):
-    from sparklock.managers.zookeeper.clock import clock_of
+    from sparklock.managers.zookeeper.wire.clock import clock_of
 
     c = KazooClient(hosts=zk_server.address)
     c.start(timeout=15)
@@ -120,7 +120,7 @@ def client(zk_server):
 
 @pytest.mark.zookeeper
 def test_the_clock_moves_only_with_other_clients_writes(client, zk, zk_namespace):
-    from sparklock.managers.zookeeper.clock import clock_of
+    from sparklock.managers.zookeeper.wire.clock import clock_of
 
     clock = clock_of(client)
     root = f"/{zk_namespace}"
@@ -151,7 +151,7 @@ def test_the_clock_counts_a_managers_merged_writes(zk_server, zk, zk_namespace):
     from sparklock.config import LockSettings
     from sparklock.locks.model import LockRequest
     from sparklock.managers.zookeeper import ZooKeeperLockManager
-    from sparklock.managers.zookeeper.clock import clock_of
+    from sparklock.managers.zookeeper.wire.clock import clock_of
 
     manager = ZooKeeperLockManager.connect(zk_server.address, zk_namespace, settings=LockSettings())
     try:

@@ -106,8 +106,8 @@ def zk():
 @pytest.mark.zookeeper
 def test_zookeeper_manager_and_client_keep_nothing_per_statement(zk):
     from sparklock.managers.zookeeper import ZooKeeperLockManager
-    from sparklock.managers.zookeeper import session as zkclient
     from sparklock.managers.zookeeper.settings import ZooKeeperSettings
+    from sparklock.managers.zookeeper.wire import session as zkclient
 
     config = SparkLockConfig(
         manager="zookeeper", backend=ZooKeeperSettings(quorum=zk.address, namespace="footprint")

@@ -15,7 +15,7 @@ from sparklock.errors import LockConflictError
 from sparklock.locks.model import LockMode, LockRequest
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.managers.zookeeper.security import ACL_KEY, AUTH, AUTH_PASSWORD
+from sparklock.managers.zookeeper.wire.security import ACL_KEY, AUTH, AUTH_PASSWORD
 from tests.support.hive_harness import (
     HiveHarnessError,
     HiveLockHarness,

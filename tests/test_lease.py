@@ -1,4 +1,4 @@
-"""The lease of the ZooKeeper locks (sparklock/managers/zookeeper/lease.py) on a real server:
+"""The lease of the ZooKeeper locks (sparklock/managers/zookeeper/wire/lease.py) on a real server:
 renewed by kazoo's own pings, and lapsing before the server expires the session when the link
 is cut. The JVM side is exercised by tests/test_nemesis.py."""
 

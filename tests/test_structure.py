@@ -78,3 +78,26 @@ def _documented_layers() -> list[set[str]]:
 def test_the_architecture_page_names_the_layers_the_code_has():
     expected = [{n or "__init__" for n in layer} for layer in g.LAYERS]
     assert _documented_layers() == expected
+
+
+#: The ZooKeeper folder's tiers, bottom first: a module imports only its own tier and those below.
+#: ``layout`` (the znode names) is below all three; ``""`` is the folder's top (the manager tier).
+ZOOKEEPER = "sparklock.managers.zookeeper"
+ZOOKEEPER_TIERS = ("layout", "wire", "recipe", "")
+
+
+def _zookeeper_tier(name: str) -> int:
+    rest = name[len(ZOOKEEPER) + 1 :].split(".")[0] if name != ZOOKEEPER else ""
+    return ZOOKEEPER_TIERS.index(rest) if rest in ZOOKEEPER_TIERS else len(ZOOKEEPER_TIERS) - 1
+
+
+def test_the_zookeeper_folder_is_in_tiers_wire_recipe_manager():
+    inside = {n for n in EDGES if n == ZOOKEEPER or n.startswith(ZOOKEEPER + ".")}
+    assert {f"{ZOOKEEPER}.wire.session", f"{ZOOKEEPER}.recipe.creation"} <= inside
+    upward = sorted(
+        f"{src} -> {dst}"
+        for src in inside
+        for dst in EDGES[src] & inside
+        if _zookeeper_tier(dst) > _zookeeper_tier(src)
+    )
+    assert upward == []

@@ -234,8 +234,8 @@ def zk_manager(request):
 
 def foreign_view(m) -> list[LockInfo]:
     """What a reader in another process sees: the same tree, no knowledge of this one's owners."""
-    from sparklock.managers.zookeeper.owners import OwnerRegistry
-    from sparklock.managers.zookeeper.tree import TreeReader
+    from sparklock.managers.zookeeper.recipe.tree import TreeReader
+    from sparklock.managers.zookeeper.wire.owners import OwnerRegistry
 
     return TreeReader(m.transport, OwnerRegistry(), m.root).list_locks(None, True)
 

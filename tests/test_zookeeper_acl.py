@@ -19,7 +19,7 @@ from sparklock.errors import LockManagerUnavailableError
 from sparklock.locks.model import LockMode, LockRequest, LockType
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.managers.zookeeper.security import ACL_KEY, AUTH, AUTH_PASSWORD
+from sparklock.managers.zookeeper.wire.security import ACL_KEY, AUTH, AUTH_PASSWORD
 from tests.support.sasl import needs_pure_sasl
 from tests.support.zk_managers import closing_managers, manager_conf
 from tests.support.zk_security import sasl_server

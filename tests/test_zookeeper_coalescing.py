@@ -1,9 +1,9 @@
 """Many threads, one connection: merged requests answer each thread as its own request would.
 
-The lanes of :mod:`sparklock.managers.zookeeper.coalescing` merge what threads ask meanwhile into
-one ``multiRead`` or one write ``multi``. These tests hold the lane's in-flight slots so that the
-threads' requests wait in line and leave together, count the server's requests, and check each
-thread's answer — including a merged multi that fails because of one member only.
+The lanes of :mod:`sparklock.managers.zookeeper.wire.coalescing` merge what threads ask
+meanwhile into one ``multiRead`` or one write ``multi``. These tests hold the lane's in-flight
+slots so that the threads' requests wait in line and leave together, count the server's requests,
+and check each thread's answer — including a merged multi that fails because of one member only.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from kazoo.exceptions import NoNodeError
 
 from sparklock.locks.model import LockMode, LockRequest
 from sparklock.locks.objects import LockObject
-from sparklock.managers.zookeeper import ZooKeeperLockManager, coalescing
-from sparklock.managers.zookeeper.polling import PollingHandler
-from sparklock.managers.zookeeper.transport import children_of, create, multi_failure
+from sparklock.managers.zookeeper import ZooKeeperLockManager
+from sparklock.managers.zookeeper.wire import coalescing
+from sparklock.managers.zookeeper.wire.polling import PollingHandler
+from sparklock.managers.zookeeper.wire.transport import children_of, create, multi_failure
 from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import packets
 from tests.support.zk_tree import znodes

@@ -29,7 +29,7 @@ from sparklock.locks.model import LockData, LockMode, LockRequest, LockType, Wai
 from sparklock.locks.objects import LockObject
 from sparklock.managers.base import AcquisitionCancelled
 from sparklock.managers.zookeeper import ZooKeeperLockManager, object_from_components
-from sparklock.managers.zookeeper import session as zkclient
+from sparklock.managers.zookeeper.wire import session as zkclient
 from tests.support.locks import take, wait_for
 from tests.support.zk_tree import is_lock, znodes
 from tests.support.zookeeper import ZooKeeperServer, free_port

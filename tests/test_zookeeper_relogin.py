@@ -14,7 +14,7 @@ from sparklock.errors import LockManagerUnavailableError, LocksLostError
 from sparklock.locks.model import LockMode, LockRequest
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.managers.zookeeper.security import AUTH, AUTH_PASSWORD
+from sparklock.managers.zookeeper.wire.security import AUTH, AUTH_PASSWORD
 from tests.support.locks import wait_for
 from tests.support.sasl import needs_pure_sasl
 from tests.support.zk_security import sasl_server

@@ -136,7 +136,7 @@ def test_write_multi_speaks_kazoos_transaction():
     )
     from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
-    from sparklock.managers.zookeeper.wire import WriteMulti
+    from sparklock.managers.zookeeper.wire.multi import WriteMulti
 
     ops = [
         Create("/a/b", b"", OPEN_ACL_UNSAFE, 0),

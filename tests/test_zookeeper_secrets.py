@@ -18,8 +18,8 @@ from sparklock.errors import ConfigError
 from sparklock.locks.model import LockMode, LockRequest, LockType
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.managers.zookeeper.secure_connect import ConnectionWatch, new_client
-from sparklock.managers.zookeeper.security import (
+from sparklock.managers.zookeeper.wire.secure_connect import ConnectionWatch, new_client
+from sparklock.managers.zookeeper.wire.security import (
     ACL_KEY,
     AUTH,
     AUTH_PASSWORD,

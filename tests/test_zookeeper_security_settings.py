@@ -9,7 +9,7 @@ import pytest
 
 from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError
-from sparklock.managers.zookeeper.security import ACL_KEY, AUTH, AUTH_PASSWORD, SSL_CERT
+from sparklock.managers.zookeeper.wire.security import ACL_KEY, AUTH, AUTH_PASSWORD, SSL_CERT
 from tests.support.sasl import needs_pure_sasl
 
 ZOOKEEPER = {"spark.sparklock.manager": "zookeeper"}

@@ -22,7 +22,7 @@ from sparklock.errors import ConfigError, LockManagerUnavailableError
 from sparklock.locks.model import LockMode, LockRequest
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.managers.zookeeper.security import (
+from sparklock.managers.zookeeper.wire.security import (
     SSL_CA,
     SSL_CERT,
     SSL_ENABLED,

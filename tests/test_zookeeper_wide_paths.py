@@ -17,16 +17,16 @@ from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
 from sparklock.locks.model import LockType
 from sparklock.managers.zookeeper.layout import counts_below, object_paths
-from sparklock.managers.zookeeper.owners import OwnerRegistry
-from sparklock.managers.zookeeper.transport import (
+from sparklock.managers.zookeeper.recipe.tree_hints import TreeHints, needed_nodes
+from sparklock.managers.zookeeper.wire.multi import WriteMulti
+from sparklock.managers.zookeeper.wire.owners import OwnerRegistry
+from sparklock.managers.zookeeper.wire.transport import (
     MULTI_BYTES,
     OPEN_ACL,
     multi_failure,
     op_bytes,
     weighed_batches,
 )
-from sparklock.managers.zookeeper.tree_hints import TreeHints, needed_nodes
-from sparklock.managers.zookeeper.wire import WriteMulti
 
 _ACLS = [OPEN_ACL_UNSAFE, OPEN_ACL, [make_digest_acl("u", "p", all=True)]]
 _DATAS = [b"", b"q1:1700000000000:SHARED:select 1:10.0.0.1:u=me", "é:1".encode()]

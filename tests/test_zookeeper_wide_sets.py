@@ -13,14 +13,14 @@ from kazoo.exceptions import NodeExistsError
 from sparklock.locks.model import LockMode, LockRequest
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.managers.zookeeper.transport import (
+from sparklock.managers.zookeeper.recipe.tree_hints import ABSENT_HINTS
+from sparklock.managers.zookeeper.wire.transport import (
     MULTI_BYTES,
     MULTI_READ_OPS,
     children_of,
     create,
     multi_failure,
 )
-from sparklock.managers.zookeeper.tree_hints import ABSENT_HINTS
 from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import counted
 from tests.support.zk_tree import znodes

@@ -23,7 +23,7 @@ service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_
   session) -- see :meth:`LockService.unreleased`. The retrier gives a handle up (one WARNING)
   once retrying is pointless: its locks are lost (the session expired, or was presumed expired
   after a whole session timeout without a server, see
-  ``sparklock.managers.zookeeper.session``) or its manager was closed
+  ``sparklock.managers.zookeeper.wire.session``) or its manager was closed
   (``LockManager.close``, ``sparklock.managers.close_all``); the thread ends with the last one.
 * **Journal** (tests, audits): with ``SPARKLOCK_JOURNAL=<dir>`` (or :meth:`LockService.set_journal`)
   every grant and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each

@@ -99,9 +99,9 @@ def instrument() -> None:
     from kazoo.client import KazooClient
     from kazoo.protocol import connection
 
-    from sparklock.managers.zookeeper import coalescing
-    from sparklock.managers.zookeeper.clock import WriteClock
     from sparklock.managers.zookeeper.manager import ZooKeeperLockManager
+    from sparklock.managers.zookeeper.wire import coalescing
+    from sparklock.managers.zookeeper.wire.clock import WriteClock
     from sparklock.service.coordinator import LockService
     from sparklock.spark.callback import PyLockCallback
 

@@ -27,17 +27,16 @@ request (:mod:`.coalescing`), so 32 threads cost the connection about what one d
 The ``retry`` policy is Hive's (on conflict drop everything, sleep, retry); the ``queue`` policy is
 fair (:mod:`.queued`).
 
-Modules, one job each: :mod:`.manager` (the recipe), :mod:`.grants` (steps 1-3 for both
-policies), :mod:`.creation` (steps 1-2),
-:mod:`.tree_hints` (what step 1 knows without reading), :mod:`.cleanup`
-(step 4), :mod:`.wide_release` (step 4 beyond one multi), :mod:`.queued` (the fair wait),
-:mod:`.tree` (walks), :mod:`.layout` (znode names), :mod:`.transport` (requests, retries,
-errors), :mod:`.coalescing` (many threads' requests as one), :mod:`.wire` (multiRead/multi on
-the wire), :mod:`.session` (the process's one kazoo client), :mod:`.polling` (its cheaper
-``select``), :mod:`.owners` (which nodes are ours), :mod:`.clock` (the foreign-write clock).
-What the rest of sparklock sees: :mod:`.backend` (the registry's entry), :mod:`.settings` (its
-``spark.sparklock.zookeeper.*`` keys), :mod:`.security` (TLS, credentials, ACLs),
-:mod:`.local_server` and :mod:`.local_server_cli` (a development server from pyspark's jars).
+Three tiers, each importing only the ones below it (``tests/test_structure.py`` checks):
+
+* :mod:`.wire`: the connection and its requests (session, security, transport, coalescing,
+  the multi requests, which nodes are ours, the foreign-write clock);
+* :mod:`.recipe`: the lock recipe's steps (grants, creation, cleanup, wide release, the fair
+  wait, WAITING rows, tree walks);
+* this folder: :mod:`.manager` (the recipe put together, the port's methods), :mod:`.backend`
+  (the registry's entry), :mod:`.settings` (its ``spark.sparklock.zookeeper.*`` keys),
+  :mod:`.local_server` and :mod:`.local_server_cli` (a development server from pyspark's jars);
+  :mod:`.layout` (znode names) is what every tier spells paths with.
 """
 
 from __future__ import annotations

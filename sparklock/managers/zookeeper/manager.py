@@ -30,18 +30,18 @@ from ...locks.objects import LockObject
 from ..backend import ManagerConfig, ManagerSettings
 from ..base import HeldLocks, LockManager, Refusal
 from ..wait_log import WaitReporter
-from . import session
-from .cleanup import Cleanup
-from .clock import clock_of
-from .creation import LockNode, NodeCreator
-from .grants import MAX_RESTARTS, GrantSteps, Restart
 from .layout import KIND_WORD, counts_below, deepest_first, object_paths
-from .queued import QueuedAcquisition
+from .recipe.cleanup import Cleanup
+from .recipe.creation import LockNode, NodeCreator
+from .recipe.grants import MAX_RESTARTS, GrantSteps, Restart
+from .recipe.queued import QueuedAcquisition
+from .recipe.tree import TreeReader
+from .recipe.tree_hints import TreeHints
+from .recipe.waiters import Shown, WaitMarkers
 from .settings import ZooKeeperSettings
-from .transport import Transport
-from .tree import TreeReader
-from .tree_hints import TreeHints
-from .waiters import Shown, WaitMarkers
+from .wire import session
+from .wire.clock import clock_of
+from .wire.transport import Transport
 
 log = logging.getLogger("sparklock.zookeeper")
 

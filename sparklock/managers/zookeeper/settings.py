@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ...errors import ConfigError
 from ...values import DURATION_ACCEPTS, ConfigKey, parse_bool, parse_duration
-from .security import ZooKeeperSecurity, parse_security
+from .wire.security import ZooKeeperSecurity, parse_security
 
 QUORUM = "spark.sparklock.zookeeper.quorum"
 NAMESPACE = "spark.sparklock.zookeeper.namespace"

@@ -17,11 +17,11 @@ from kazoo.exceptions import KazooException, NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.serialization import Delete
 
-from ... import telemetry
-from ...errors import LockManagerUnavailableError, SparkLockError
-from .layout import counts_below, deepest_first
-from .session import TRANSIENT_ERRORS
-from .transport import (
+from .... import telemetry
+from ....errors import LockManagerUnavailableError, SparkLockError
+from ..layout import counts_below, deepest_first
+from ..wire.session import TRANSIENT_ERRORS
+from ..wire.transport import (
     MULTI_BYTES,
     NotConnected,
     children_of,

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.protocol.serialization import Create
 
-from ...errors import LockManagerUnavailableError
-from ...locks.model import LockData, LockMode, LockRequest, LockType
-from .layout import LOCK_PREFIX, unique_lock_time
-from .owners import OwnerRegistry
-from .session import TRANSIENT_ERRORS
-from .transport import (
+from ....errors import LockManagerUnavailableError
+from ....locks.model import LockData, LockMode, LockRequest, LockType
+from ..layout import LOCK_PREFIX, unique_lock_time
+from ..wire.owners import OwnerRegistry
+from ..wire.session import TRANSIENT_ERRORS
+from ..wire.transport import (
     EPHEMERAL,
     MULTI_BYTES,
     OPEN_ACL,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from kazoo.exceptions import NoNodeError
 
-from ...locks.model import (
+from ....locks.model import (
     Contender,
     GrantDecision,
     LockData,
@@ -24,12 +24,12 @@ from ...locks.model import (
     decide,
     owns,
 )
-from ...locks.objects import LockObject
+from ....locks.objects import LockObject
+from ..layout import LOCK_PREFIX, parse_lock_name
+from ..wire.owners import OwnerRegistry
+from ..wire.transport import Transport, children_of, data_of, node_data
 from .cleanup import Cleanup
 from .creation import LockNode, NodeCreator
-from .layout import LOCK_PREFIX, parse_lock_name
-from .owners import OwnerRegistry
-from .transport import Transport, children_of, data_of, node_data
 
 #: The name prefix of EXCLUSIVE lock nodes (what a SHARED request can conflict with).
 EXCLUSIVE_PREFIX = f"{LOCK_PREFIX}{LockMode.EXCLUSIVE.value}-"

@@ -15,15 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ...errors import LockManagerUnavailableError
-from ...locks.model import GrantDecision, LockData, LockRequest
-from ..base import AcquisitionCancelled, HeldLocks, Refusal, WaitReporter, conflict_error
+from ....errors import LockManagerUnavailableError
+from ....locks.model import GrantDecision, LockData, LockRequest
+from ...base import AcquisitionCancelled, HeldLocks, Refusal, WaitReporter, conflict_error
+from ..wire.transport import children_of
 from .creation import LockNode
 from .grants import MAX_RESTARTS, GrantSteps, Restart
-from .transport import children_of
 
 if TYPE_CHECKING:
-    from .session import SharedZooKeeperClient
+    from ..wire.session import SharedZooKeeperClient
 
 #: Registers a granted set: (nodes, data, owner, session generation) -> the held locks, or None
 #: when the session was lost meanwhile.

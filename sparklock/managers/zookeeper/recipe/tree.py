@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...errors import InvalidObjectError
-from ...locks.model import Contender, LockData, LockInfo, LockMode, LockState, listing_order, owns
-from ...locks.objects import LockObject
-from ...locks.waiting import with_states
-from .layout import WAITING_CONTAINER, deepest_first, object_from_components, parse_lock_name
-from .owners import OwnerRegistry
-from .transport import Transport, children_of, data_of, node_data
+from ....errors import InvalidObjectError
+from ....locks.model import Contender, LockData, LockInfo, LockMode, LockState, listing_order, owns
+from ....locks.objects import LockObject
+from ....locks.waiting import with_states
+from ..layout import WAITING_CONTAINER, deepest_first, object_from_components, parse_lock_name
+from ..wire.owners import OwnerRegistry
+from ..wire.transport import Transport, children_of, data_of, node_data
 
 
 @dataclass(eq=False)

@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from .owners import OwnerRegistry
+from ..wire.owners import OwnerRegistry
 
 #: Object nodes remembered as deleted by us (so the next lock set can create them unread).
 ABSENT_HINTS = 1024

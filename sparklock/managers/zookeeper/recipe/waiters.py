@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from ...errors import InvalidObjectError, SparkLockError
-from ...locks.model import LockData, LockInfo, LockMode, LockState, split_extra_fields
-from ...locks.objects import LockObject
-from ...locks.waiting import BLOCKER_SEPARATOR
-from .layout import WAITING_CONTAINER, object_from_components
-from .transport import Transport, children_of, data_of, node_data
+from ....errors import InvalidObjectError, SparkLockError
+from ....locks.model import LockData, LockInfo, LockMode, LockState, split_extra_fields
+from ....locks.objects import LockObject
+from ....locks.waiting import BLOCKER_SEPARATOR
+from ..layout import WAITING_CONTAINER, object_from_components
+from ..wire.transport import Transport, children_of, data_of, node_data
 
 log = logging.getLogger("sparklock.zookeeper")
 

@@ -24,13 +24,13 @@ from kazoo.exceptions import KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.serialization import Delete
 
-from ...errors import SparkLockError
-from .layout import deepest_first
-from .transport import children_of, multi_failure, weighed_batches
+from ....errors import SparkLockError
+from ..layout import deepest_first
+from ..wire.transport import children_of, multi_failure, weighed_batches
 
 if TYPE_CHECKING:
-    from .owners import OwnerRegistry
-    from .transport import Transport
+    from ..wire.owners import OwnerRegistry
+    from ..wire.transport import Transport
     from .tree_hints import TreeHints
 
 log = logging.getLogger("sparklock.zookeeper")

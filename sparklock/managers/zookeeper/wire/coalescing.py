@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
-from .wire import MultiRead, WriteMulti
+from .multi import MultiRead, WriteMulti
 
 log = logging.getLogger("sparklock.zookeeper")
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from kazoo.client import KazooClient
 
-from ...errors import LockManagerUnavailableError
+from ....errors import LockManagerUnavailableError
 
 log = logging.getLogger("sparklock.zookeeper")
 

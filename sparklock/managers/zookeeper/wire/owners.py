@@ -9,8 +9,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from ...locks.model import LockType
-from .layout import counts_below
+from ....locks.model import LockType
+from ..layout import counts_below
 
 
 class OwnerRegistry:

@@ -17,7 +17,7 @@ import time
 from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError, KazooException, NoAuthError
 
-from ...errors import LockManagerUnavailableError
+from ....errors import LockManagerUnavailableError
 from .polling import handler
 from .security import (
     ACL_KEY,

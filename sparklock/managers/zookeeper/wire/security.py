@@ -18,7 +18,7 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ...errors import REDACTED, ConfigError
+from ....errors import REDACTED, ConfigError
 
 SSL_ENABLED = "spark.sparklock.zookeeper.ssl.enabled"
 SSL_CA = "spark.sparklock.zookeeper.ssl.ca"

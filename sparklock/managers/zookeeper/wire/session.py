@@ -29,8 +29,8 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import KazooState
 
-from ... import telemetry
-from ...errors import LockManagerUnavailableError
+from .... import telemetry
+from ....errors import LockManagerUnavailableError
 from . import secure_connect
 from .lease import LeaseClock
 from .owners import OwnerRegistry

@@ -32,11 +32,11 @@ from kazoo.protocol.serialization import Create, Delete, GetChildren, GetData
 from kazoo.retry import KazooRetry, RetryFailedError
 from kazoo.security import OPEN_ACL_UNSAFE
 
-from ...errors import LockManagerUnavailableError, SparkLockError
+from ....errors import LockManagerUnavailableError, SparkLockError
 from .coalescing import lanes_of
+from .multi import MultiRead, WriteMulti
 from .secure_connect import access_denied
 from .session import TRANSIENT_ERRORS, SharedZooKeeperClient
-from .wire import MultiRead, WriteMulti
 
 log = logging.getLogger("sparklock.zookeeper")
 
