@@ -21,8 +21,8 @@ from sparklock.locks.model import LockMode, LockRequest
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.managers.zookeeper.wire import coalescing
+from sparklock.managers.zookeeper.wire.ops import children_of, create, multi_failure
 from sparklock.managers.zookeeper.wire.polling import PollingHandler
-from sparklock.managers.zookeeper.wire.transport import children_of, create, multi_failure
 from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import packets
 from tests.support.zk_tree import znodes

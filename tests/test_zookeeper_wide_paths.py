@@ -19,14 +19,14 @@ from sparklock.locks.model import LockType
 from sparklock.managers.zookeeper.layout import counts_below, object_paths
 from sparklock.managers.zookeeper.recipe.tree_hints import TreeHints, needed_nodes
 from sparklock.managers.zookeeper.wire.multi import WriteMulti
-from sparklock.managers.zookeeper.wire.owners import OwnerRegistry
-from sparklock.managers.zookeeper.wire.transport import (
+from sparklock.managers.zookeeper.wire.ops import (
     MULTI_BYTES,
     OPEN_ACL,
     multi_failure,
     op_bytes,
     weighed_batches,
 )
+from sparklock.managers.zookeeper.wire.owners import OwnerRegistry
 
 _ACLS = [OPEN_ACL_UNSAFE, OPEN_ACL, [make_digest_acl("u", "p", all=True)]]
 _DATAS = [b"", b"q1:1700000000000:SHARED:select 1:10.0.0.1:u=me", "é:1".encode()]

@@ -14,7 +14,7 @@ from sparklock.locks.model import LockMode, LockRequest
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
 from sparklock.managers.zookeeper.recipe.tree_hints import ABSENT_HINTS
-from sparklock.managers.zookeeper.wire.transport import (
+from sparklock.managers.zookeeper.wire.ops import (
     MULTI_BYTES,
     MULTI_READ_OPS,
     children_of,

@@ -1,9 +1,8 @@
 """The ZooKeeper lock manager: acquire, check, release, list, unlock — the recipe, in one place.
 
-The requests live in the modules beside it: :mod:`.creation` (steps 1 and 2), :mod:`.cleanup`
-(step 4), :mod:`.queued` (the fair wait), :mod:`.tree` (walks), :mod:`.transport` (every
-request), :mod:`.session` (the process's one kazoo client). The grant check (step 3) and the
-bookkeeping of live lock sets stay here.
+The steps live in the tier below (:mod:`.recipe`: creation, grant check, cleanup, the fair wait,
+walks), the requests in the one below that (:mod:`.wire`: the process's one kazoo client, every
+request); which implicit sets are alive in which session, in :mod:`.live_sets`.
 """
 
 from __future__ import annotations
@@ -12,10 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from operator import attrgetter
-
-from kazoo.exceptions import NoNodeError, NotEmptyError
 
 from ...errors import LockManagerUnavailableError, NotLockedError, UnlockError
 from ...locks.model import (
@@ -30,10 +26,12 @@ from ...locks.objects import LockObject
 from ..backend import ManagerConfig, ManagerSettings
 from ..base import HeldLocks, LockManager, Refusal
 from ..wait_log import WaitReporter
-from .layout import KIND_WORD, counts_below, deepest_first, object_paths
+from .layout import KIND_WORD, counts_below, object_paths
+from .live_sets import LiveSets
 from .recipe.cleanup import Cleanup
 from .recipe.creation import LockNode, NodeCreator
 from .recipe.grants import MAX_RESTARTS, GrantSteps, Restart
+from .recipe.leftovers import remove_empty
 from .recipe.queued import QueuedAcquisition
 from .recipe.tree import TreeReader
 from .recipe.tree_hints import TreeHints
@@ -48,14 +46,6 @@ log = logging.getLogger("sparklock.zookeeper")
 #: How long one release attempt waits for a (re)connection before it counts as failed (at most
 #: the connection timeout).
 RELEASE_CONNECT_WAIT = 2.0
-
-
-@dataclass
-class _Live:
-    """An implicit lock set and the session its ephemeral nodes belong to."""
-
-    held: HeldLocks
-    generation: int
 
 
 class ZooKeeperLockManager(LockManager):
@@ -94,7 +84,7 @@ class ZooKeeperLockManager(LockManager):
         self._tree = TreeReader(self.transport, self._owners, self.root)
         self._markers = WaitMarkers(self.transport, self.root)
         self._lock = threading.Lock()
-        self._live: dict[int, _Live] = {}
+        self._live = LiveSets()
         # the helper modules' state, by reference (what a footprint check looks at)
         self._orphans = self._cleanup.orphans
         self._absent = hints.absent
@@ -146,10 +136,7 @@ class ZooKeeperLockManager(LockManager):
             self._closed = True
         self._shared.remove_session_listener(self._on_session_lost)
         if session.release_client(self._shared):
-            with self._lock:
-                victims = [e.held for e in self._live.values()]
-                self._live.clear()
-            for held in victims:
+            for held in self._live.lost():
                 self._owners.forget(i.lock_id for i in held.locks)
                 held.mark_lost("ZooKeeper session closed (lock manager closed)")
 
@@ -177,11 +164,7 @@ class ZooKeeperLockManager(LockManager):
         )
         if data.lock_type is LockType.EXPLICIT:
             return held  # persistent nodes: a session loss does not take them
-        with self._lock:
-            if self._shared.generation != generation:
-                return None
-            self._live[id(held)] = _Live(held, generation)
-        return held
+        return held if self._live.add(held, generation, self._shared.generation) else None
 
     def _attempt(
         self, lock_set: Sequence[LockRequest], data: LockData, owner: str
@@ -256,12 +239,7 @@ class ZooKeeperLockManager(LockManager):
     # -- session loss -------------------------------------------------------------------------
     def _on_session_lost(self, lost_generation: int, reason: str) -> None:
         """On the shared client's worker thread: the ephemeral locks of that session are gone."""
-        with self._lock:
-            victims = [
-                key for key, live in self._live.items() if live.generation <= lost_generation
-            ]
-            lost = [self._live.pop(key).held for key in victims]
-        for held in lost:
+        for held in self._live.lost(lost_generation):
             self._owners.forget(i.lock_id for i in held.locks)
             held.mark_lost(reason)
 
@@ -269,10 +247,9 @@ class ZooKeeperLockManager(LockManager):
     def release(self, held: HeldLocks) -> None:
         if held.released:
             return
-        with self._lock:
-            live = self._live.pop(id(held), None)
+        live = self._live.pop(held)  # the session it was taken in
         if held.lock_type is LockType.IMPLICIT and (
-            held.lost or (live is not None and live.generation != self._shared.generation)
+            held.lost or (live is not None and live != self._shared.generation)
         ):
             # Ephemeral nodes went with their session; their paths may already name new locks.
             self._owners.forget(i.lock_id for i in held.locks)
@@ -297,18 +274,14 @@ class ZooKeeperLockManager(LockManager):
             mine = counts_below(paths)  # counted once for the removal and the bookkeeping
             failed, err = self._cleanup.remove(paths, tries, fresh, kept, mine)
             if failed:
-                if live is not None:
-                    with self._lock:
-                        gone = live.generation != self._shared.generation
-                        if not gone:
-                            self._live[id(held)] = live
-                    if gone:
-                        # The session was lost while we tried (out of ``_live`` meanwhile, so
-                        # ``_on_session_lost`` did not see it): the nodes went with it.
-                        self._owners.forget(paths)
-                        held.mark_lost("ZooKeeper session lost while its locks were released")
-                        held.released = True
-                        return
+                generation = self._shared.generation
+                if live is not None and not self._live.put_back(held, live, generation):
+                    # The session was lost while we tried (out of ``_live`` meanwhile, so
+                    # ``_on_session_lost`` did not see it): the nodes went with it.
+                    self._owners.forget(paths)
+                    held.mark_lost("ZooKeeper session lost while its locks were released")
+                    held.released = True
+                    return
                 raise UnlockError(
                     f"could not release {len(failed)} lock(s) of query {held.query_id} in "
                     f"ZooKeeper {self.quorum} after {tries} "
@@ -402,17 +375,7 @@ class ZooKeeperLockManager(LockManager):
 
     def remove_empty_object_nodes(self, paths: Iterable[str]) -> list[str]:
         """Delete the given nodes if still empty (a node in use meanwhile is kept)."""
-        removed = []
-        client = self.transport.client()
-        for path in deepest_first(paths):
-            if path == self.root or not path.startswith(self.root + "/"):
-                continue  # never outside the namespace
-            try:
-                client.delete(path)
-                removed.append(path)
-            except (NoNodeError, NotEmptyError):
-                pass
-        return removed
+        return remove_empty(self.transport.client(), self.root, paths)
 
     def remove_locks(self, infos: Sequence[LockInfo]) -> list[str]:
         """Force-delete specific lock nodes (stale explicit locks); returns what failed."""

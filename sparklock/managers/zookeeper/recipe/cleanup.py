@@ -20,10 +20,8 @@ from kazoo.protocol.serialization import Delete
 from .... import telemetry
 from ....errors import LockManagerUnavailableError, SparkLockError
 from ..layout import counts_below, deepest_first
-from ..wire.session import TRANSIENT_ERRORS
-from ..wire.transport import (
+from ..wire.ops import (
     MULTI_BYTES,
-    NotConnected,
     children_of,
     data_of,
     delete,
@@ -31,6 +29,8 @@ from ..wire.transport import (
     node_data,
     weighed_batches,
 )
+from ..wire.session import TRANSIENT_ERRORS
+from ..wire.transport import NotConnected
 from .wide_release import WideRelease
 
 if TYPE_CHECKING:

@@ -19,16 +19,12 @@ from kazoo.protocol.serialization import Create
 from ....errors import LockManagerUnavailableError
 from ....locks.model import LockData, LockMode, LockRequest, LockType
 from ..layout import LOCK_PREFIX, unique_lock_time
-from ..wire.owners import OwnerRegistry
-from ..wire.session import TRANSIENT_ERRORS
-from ..wire.transport import (
+from ..wire.ops import (
     EPHEMERAL,
     MULTI_BYTES,
     OPEN_ACL,
     SEQUENCE,
-    NotConnected,
     ReadOp,
-    Transport,
     WriteOp,
     children_of,
     data_of,
@@ -36,6 +32,9 @@ from ..wire.transport import (
     node_data,
     weighed_batches,
 )
+from ..wire.owners import OwnerRegistry
+from ..wire.session import TRANSIENT_ERRORS
+from ..wire.transport import NotConnected, Transport
 from .tree_hints import Parts, TreeHints, needed_nodes
 
 if TYPE_CHECKING:

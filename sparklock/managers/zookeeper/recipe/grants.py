@@ -26,8 +26,9 @@ from ....locks.model import (
 )
 from ....locks.objects import LockObject
 from ..layout import LOCK_PREFIX, parse_lock_name
+from ..wire.ops import children_of, data_of, node_data
 from ..wire.owners import OwnerRegistry
-from ..wire.transport import Transport, children_of, data_of, node_data
+from ..wire.transport import Transport
 from .cleanup import Cleanup
 from .creation import LockNode, NodeCreator
 

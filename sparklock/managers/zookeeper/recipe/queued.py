@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ....errors import LockManagerUnavailableError
 from ....locks.model import GrantDecision, LockData, LockRequest
 from ...base import AcquisitionCancelled, HeldLocks, Refusal, WaitReporter, conflict_error
-from ..wire.transport import children_of
+from ..wire.ops import children_of
 from .creation import LockNode
 from .grants import MAX_RESTARTS, GrantSteps, Restart
 

@@ -14,8 +14,9 @@ from ....locks.model import Contender, LockData, LockInfo, LockMode, LockState, 
 from ....locks.objects import LockObject
 from ....locks.waiting import with_states
 from ..layout import WAITING_CONTAINER, deepest_first, object_from_components, parse_lock_name
+from ..wire.ops import children_of, data_of, node_data
 from ..wire.owners import OwnerRegistry
-from ..wire.transport import Transport, children_of, data_of, node_data
+from ..wire.transport import Transport
 
 
 @dataclass(eq=False)

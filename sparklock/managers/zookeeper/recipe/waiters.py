@@ -28,7 +28,8 @@ from ....locks.model import LockData, LockInfo, LockMode, LockState, split_extra
 from ....locks.objects import LockObject
 from ....locks.waiting import BLOCKER_SEPARATOR
 from ..layout import WAITING_CONTAINER, object_from_components
-from ..wire.transport import Transport, children_of, data_of, node_data
+from ..wire.ops import children_of, data_of, node_data
+from ..wire.transport import Transport
 
 log = logging.getLogger("sparklock.zookeeper")
 

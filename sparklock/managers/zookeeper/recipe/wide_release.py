@@ -26,7 +26,7 @@ from kazoo.protocol.serialization import Delete
 
 from ....errors import SparkLockError
 from ..layout import deepest_first
-from ..wire.transport import children_of, multi_failure, weighed_batches
+from ..wire.ops import children_of, multi_failure, weighed_batches
 
 if TYPE_CHECKING:
     from ..wire.owners import OwnerRegistry
