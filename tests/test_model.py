@@ -14,6 +14,7 @@ from sparklock.locks.model import (
     build_lock_set,
     compatible,
     decide,
+    exact_lock_set,
 )
 from sparklock.locks.objects import LockObject, ObjectKind, escape_path_name, unescape_path_name
 
@@ -115,8 +116,8 @@ def test_lock_set_adds_ancestors_dedupes_x_wins_and_sorts():
         ("d@t@p=1", X),
         ("d@t@p=2", X),
     ]
-    exact = build_lock_set([LockRequest(p1, X)], with_ancestors=False)
-    assert [(r.name, r.mode) for r in exact] == [("d@t@p=1", X)]
+    exact = exact_lock_set([LockRequest(p1, S), LockRequest(p1, X), LockRequest(p2, S)])
+    assert [(r.name, r.mode) for r in exact] == [("d@t@p=1", X), ("d@t@p=2", S)]
 
 
 def test_grant_rule_is_hives():

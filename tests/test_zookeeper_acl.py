@@ -80,7 +80,6 @@ def explicit(manager: ZooKeeperLockManager, obj: LockObject, mode=LockMode.EXCLU
         owner="o",
         query_id="q",
         lock_type=LockType.EXPLICIT,
-        with_ancestors=False,
     )
 
 
@@ -180,14 +179,12 @@ def test_cleanup_leaves_a_node_it_may_not_delete_and_still_releases(
         ],
     )
     alice = managers(alice_digest(auth_zk, zk_namespace))
-    held = alice.acquire(
-        [LockRequest(T, LockMode.EXCLUSIVE)], owner="o", query_id="q", with_ancestors=False
-    )
+    held = alice.acquire_set([LockRequest(T, LockMode.EXCLUSIVE)], owner="o", query_id="q")
     alice.release(held)
     assert alice.list_locks() == []
     assert admin.get_children(f"{root}/default/t") == []  # left empty, not an error
-    held = alice.acquire(
-        [LockRequest(T, LockMode.EXCLUSIVE)], owner="o", query_id="q", with_ancestors=False
+    held = alice.acquire_set(
+        [LockRequest(T, LockMode.EXCLUSIVE)], owner="o", query_id="q"
     )  # and the next lock set reuses it
     alice.release(held)
     assert alice.list_locks() == []

@@ -140,7 +140,6 @@ def test_real_logins_never_log_the_password(zk_server, zk_namespace, secret):
             owner="o",
             query_id="q",
             lock_type=LockType.EXPLICIT,
-            with_ancestors=False,
         )
         rows = repr(manager.list_locks())
         manager.unlock(t)

@@ -82,20 +82,9 @@ class LockRequest:
         return self.obj.name
 
 
-class LockSet(list):
-    """What :func:`build_lock_set` returns: already deduplicated, complete and sorted."""
-
-
-def build_lock_set(
-    requests: Iterable[LockRequest], *, with_ancestors: bool = True
-) -> list[LockRequest]:
-    """Deduplicate (EXCLUSIVE wins), add SHARED on every ancestor, sort in the global order.
-
-    Explicit ``LOCK TABLE`` locks pass ``with_ancestors=False``: Hive locks exactly that object.
-    A :class:`LockSet` (the service builds the set, the manager is handed it) is returned as is.
-    """
-    if isinstance(requests, LockSet):
-        return requests
+def build_lock_set(requests: Iterable[LockRequest]) -> list[LockRequest]:
+    """A statement's lock set: deduplicated (EXCLUSIVE wins), SHARED on every ancestor added,
+    sorted in the global order. Built once, by the service; a manager takes it as it is."""
     # One entry per object: the request itself when it decides the mode, so a wide read's
     # thousands of (cached) partition requests are kept as they are, never made again.
     chosen: dict[LockObject, LockRequest] = {}
@@ -106,8 +95,6 @@ def build_lock_set(
         have = chosen.get(obj)
         if have is None or (req.mode is exclusive and have.mode is not exclusive):
             chosen[obj] = req
-        if not with_ancestors:
-            continue
         node = obj.parent
         if node is last_parent:  # a wide read: the same table, partition after partition
             continue
@@ -117,7 +104,18 @@ def build_lock_set(
         while node is not None and node not in chosen:
             chosen[node] = LockRequest(node, LockMode.SHARED)
             node = node.parent
-    return LockSet(sorted(chosen.values(), key=_ORDER))
+    return sorted(chosen.values(), key=_ORDER)
+
+
+def exact_lock_set(requests: Iterable[LockRequest]) -> list[LockRequest]:
+    """Exactly the objects named (explicit ``LOCK TABLE``: Hive locks that object and nothing
+    above it), deduplicated (EXCLUSIVE wins) and sorted in the global order."""
+    chosen: dict[LockObject, LockRequest] = {}
+    for req in requests:
+        have = chosen.get(req.obj)
+        if have is None or (req.mode is LockMode.EXCLUSIVE and have.mode is not LockMode.EXCLUSIVE):
+            chosen[req.obj] = req
+    return sorted(chosen.values(), key=_ORDER)
 
 
 #: The global acquisition order (``LockObject.sort_key``: its path components, so parents sort

@@ -15,6 +15,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ..errors import LockConflictError, LockWaitCancelledError, SparkLockError
 from ..locks.model import (  # noqa: F401  (LockMode re-exported for managers)
@@ -27,6 +28,7 @@ from ..locks.model import (  # noqa: F401  (LockMode re-exported for managers)
     LockType,
     WaitPolicy,
     build_lock_set,
+    exact_lock_set,
 )
 from ..locks.objects import LockObject
 from ..locks.waiting import waiting_row
@@ -81,27 +83,44 @@ class LockManager(ABC):
         *,
         owner: str,
         query_id: str,
+        lock_type: LockType = LockType.IMPLICIT,
+        **kw: Any,
+    ) -> HeldLocks:
+        """Build the lock set of ``requests`` and take it (tools and tests; the service builds
+        its statements' sets itself and calls :meth:`acquire_set`).
+
+        Implicit sets get SHARED on every ancestor; explicit ones (LOCK TABLE) lock exactly the
+        objects named. The keywords are :meth:`acquire_set`'s.
+        """
+        if lock_type is LockType.IMPLICIT:
+            lock_set = build_lock_set(requests)
+        else:
+            lock_set = exact_lock_set(requests)
+        return self.acquire_set(lock_set, owner=owner, query_id=query_id, lock_type=lock_type, **kw)
+
+    def acquire_set(
+        self,
+        lock_set: Sequence[LockRequest],
+        *,
+        owner: str,
+        query_id: str,
         query_string: str = "",
         lock_type: LockType = LockType.IMPLICIT,
         settings: LockSettings | None = None,
         cancel: threading.Event | None = None,
-        with_ancestors: bool = True,
         client: str | None = None,
         user: str = "",
         max_query_length: int = MAX_QUERY_LENGTH,
         agent: str = "",
     ) -> HeldLocks:
-        """Acquire a lock set all-or-nothing, in the global order, within the settings' budget.
+        """Take a built lock set (``locks.model.build_lock_set`` / ``exact_lock_set``: complete
+        and in the global order) all-or-nothing, within the settings' budget.
 
-        Implicit sets get SHARED on every ancestor; explicit ones (LOCK TABLE) lock exactly the
-        objects named. ``client`` (default: this host's address), ``user`` and ``agent`` (the
-        Spark app id or server session) go into the lock data. Raises
-        :class:`LockConflictError` (nothing held) when the budget runs out.
+        ``client`` (default: this host's address), ``user`` and ``agent`` (the Spark app id or
+        server session) go into the lock data. Raises :class:`LockConflictError` (nothing held)
+        when the budget runs out.
         """
         settings = settings or self.settings
-        lock_set = build_lock_set(
-            requests, with_ancestors=with_ancestors and lock_type is LockType.IMPLICIT
-        )
         data = LockData.now(
             query_id,
             lock_type,
@@ -124,7 +143,7 @@ class LockManager(ABC):
 
     def _acquire_retrying(
         self,
-        lock_set: list[LockRequest],
+        lock_set: Sequence[LockRequest],
         data: LockData,
         owner: str,
         settings: LockSettings,

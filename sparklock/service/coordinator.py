@@ -41,10 +41,11 @@ from collections.abc import Callable, Mapping
 
 from ..config import SparkLockConfig
 from ..errors import SparkLockError, UnlockError
-from ..locks.model import LockMode, LockRequest, LockType, Owner, build_lock_set
+from ..locks.model import LockMode, LockRequest, LockType, Owner, build_lock_set, exact_lock_set
 from ..locks.objects import LockObject
 from ..managers import HeldLocks, get_manager
 from ..protocol.messages import (
+    Acquired,
     ExplicitLockRequest,
     LockRow,
     ReadEpochs,
@@ -87,27 +88,67 @@ class LockService:
         #: Told of every LOCK TABLE grant (session, held, config): sparklock.servers uses it to
         #: release a closed session's explicit locks.
         self._explicit_observer: Callable[[str, HeldLocks, SparkLockConfig], None] | None = None
+        #: Told of every renewal of a lease a grant lives under (the Spark side pushes them to
+        #: the JVM, which fences on its own when they stop).
+        self._lease_watchers: list[Callable[[int, int], None]] = []
 
     # -- implicit (statement) locks -----------------------------------------------------------
+    def grant(self, facts: Facts) -> Acquired:
+        """One statement's whole answer: its locks taken (the handle, how many, how long it
+        waited), whether and what the JVM re-lists (write epochs of what it reads, read after
+        the grant), and the lease the locks live under (its renewals then go to the lease
+        watchers). The configuration is parsed once here and handed down."""
+        config = config_of(facts.conf)
+        handle, held = self._take(facts, config)
+        epochs = self._read_epochs(facts, config) if config.refresh_listing else None
+        term = self._lease(held)
+        return Acquired(
+            handle=handle,
+            refresh_listing=config.refresh_listing,
+            lock_count=len(held.locks) if held is not None else 0,
+            waited_ns=held.waited_ns if held is not None else None,
+            read_epochs=epochs,
+            lease_epoch=term[0] if term is not None else None,
+            lease_until_ns=term[1] if term is not None else None,
+        )
+
     def acquire(self, facts: Facts) -> str:
         """Lock one execution; returns the handle to release ('' when nothing is locked)."""
-        config = config_of(facts.conf)
+        return self._take(facts, config_of(facts.conf))[0]
+
+    def add_lease_watcher(self, watcher: Callable[[int, int], None]) -> None:
+        """``watcher(epoch, deadline_ns)`` at every renewal of a granted statement's lease
+        (on a connection thread: it must not block)."""
+        if watcher not in self._lease_watchers:
+            self._lease_watchers.append(watcher)
+
+    def _lease(self, held: HeldLocks | None) -> tuple[int, int] | None:
+        """The lease ``held`` lives under (None: none the JVM enforces), watched from now on."""
+        manager = held.manager if held is not None else None
+        term = manager.lease_term() if manager is not None else None
+        if term is not None:
+            for watcher in self._lease_watchers:
+                manager.watch_lease(watcher)
+        return term
+
+    def _take(self, facts: Facts, config: SparkLockConfig) -> tuple[str, HeldLocks | None]:
+        """The statement's locks: its handle ('' and None when nothing is locked)."""
         if not config.enabled:
-            return ""
-        plan = requests_for(facts)
+            return "", None
+        plan = requests_for(facts, config.escalation)
         if not plan.requests:
-            return ""
+            return "", None
         session = facts.session or ""
         requests, owner = self._within_enclosing(plan.requests, session, facts)
         if not requests:
-            return ""
+            return "", None
         query_id = self._query_id(session, facts.execution_id)
         query = facts.sql or plan.command
         text = statement_text(config.query_text, facts.sql, plan.command, plan.requests)
         scope = {"jobGroup": facts.job_group, "jobTags": facts.job_tags}  # as a LOCK request's
         asked = time.monotonic_ns()
         with self._waits.cancellable(session, scope) as cancel:
-            held = get_manager(config).acquire(
+            held = get_manager(config).acquire_set(
                 requests,
                 owner=owner,
                 query_id=query_id,
@@ -115,7 +156,6 @@ class LockService:
                 max_query_length=config.query_text.max_length,
                 settings=config.lock,
                 cancel=cancel,
-                with_ancestors=False,  # the lock set above already has them
                 client=facts.client_address or None,
                 user=facts.user or "",
                 agent=facts.agent or "",
@@ -144,7 +184,7 @@ class LockService:
         held.on_lost(lambda h, handle=handle: fence(handle, h.lost_reason or "locks lost"))
         if held.lost:  # lost before the statement even started: fail it now, unrun
             self.release(handle)  # raises LOCKS_LOST
-        return handle
+        return handle, held
 
     # -- cancellation ---------------------------------------------------------------------------
     def cancel_waits(
@@ -257,11 +297,10 @@ class LockService:
         with self._guard:
             return len(self._held)
 
-    def read_epochs(self, facts: Facts) -> ReadEpochs | None:
+    def _read_epochs(self, facts: Facts, config: SparkLockConfig) -> ReadEpochs | None:
         """The write epochs of the tables a granted statement reads (:mod:`.epochs`), for the
         JVM to re-list only what changed since it listed; None when it re-lists nothing
         (``refreshListing=false``) or everything (``=all``)."""
-        config = config_of(facts.conf)
         if not config.enabled or not config.refresh_listing or config.refresh_all:
             return None  # none: the JVM re-lists every file index read
         return self._epochs.answer(facts, get_manager(config).write_clock())
@@ -291,8 +330,8 @@ class LockService:
         session = request.session
         scope = {"jobGroup": request.job_group, "jobTags": request.job_tags or []}
         with self._waits.cancellable(session, scope) as cancel:
-            held = get_manager(config).acquire(
-                [LockRequest(obj, mode)],
+            held = get_manager(config).acquire_set(
+                exact_lock_set([LockRequest(obj, mode)]),
                 owner=session,
                 query_id=self._query_id(session, "lock"),
                 query_string=self._lock_text(config, request.sql, obj, mode),

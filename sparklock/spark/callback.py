@@ -22,7 +22,6 @@ import threading
 from collections.abc import Iterator
 
 from ..errors import LocksLostError, LockWaitCancelledError, SparkLockError
-from ..managers.base import LockManager
 from ..protocol.messages import (
     Acquired,
     CancelWaitsRequest,
@@ -40,6 +39,7 @@ from ..protocol.messages import (
     to_json,
 )
 from ..rules.facts import Facts, parse_facts
+from .lease_push import pusher
 
 log = logging.getLogger("sparklock")
 
@@ -48,14 +48,6 @@ def _service():
     from ..service import get_service
 
     return get_service()
-
-
-def _refresh_listing(facts: Facts) -> bool:
-    """``spark.sparklock.read.refreshListing`` of the statement's session: Python owns the key and
-    hands the JVM its value with each grant (the acquire validated it; parsed once, cached)."""
-    from ..service import config_of
-
-    return config_of(facts.conf).refresh_listing
 
 
 class PyLockCallback:
@@ -69,27 +61,14 @@ class PyLockCallback:
         self._recorders: list[collections.deque] = []
         install_cancel_hooks()
         _service().add_fencer(fence_jobs)
+        _service().add_lease_watcher(pusher())  # a grant's lease renewals, pushed to the JVM
 
     # -- LockCallback ---------------------------------------------------------------------------
     def acquire(self, facts_json: str) -> str:
         def run() -> Acquired:
             facts = parse_facts(facts_json)
             self._record(facts)
-            service = _service()
-            handle = service.acquire(facts)
-            held = service.held(handle) if handle else None
-            refresh = _refresh_listing(facts)
-            epochs = service.read_epochs(facts) if refresh else None  # after the grant
-            term = self._lease(held)
-            return Acquired(
-                handle=handle or "",
-                refresh_listing=refresh,
-                lock_count=len(held.locks) if held is not None else 0,
-                waited_ns=held.waited_ns if held is not None else None,
-                read_epochs=epochs,
-                lease_epoch=term[0] if term is not None else None,
-                lease_until_ns=term[1] if term is not None else None,
-            )
+            return _service().grant(facts)
 
         return self._answer("acquire", run)
 
@@ -145,18 +124,6 @@ class PyLockCallback:
             return Done()
 
         return self._answer("sessionClosed", run)
-
-    # -- the lease --------------------------------------------------------------------------------
-    def _lease(self, held) -> tuple[int, int] | None:
-        """The lease ``held`` lives under (None: none the JVM enforces); its renewals are pushed
-        to the JVM from then on (:mod:`.lease_push`)."""
-        manager = held.manager if held is not None else None
-        term = manager.lease_term() if isinstance(manager, LockManager) else None
-        if term is not None:
-            from .lease_push import pusher
-
-            manager.watch_lease(pusher())
-        return term
 
     # -- plumbing -------------------------------------------------------------------------------
     def _answer(self, method: str, run) -> str:

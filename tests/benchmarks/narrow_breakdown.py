@@ -110,7 +110,7 @@ def instrument() -> None:
     for name in ("acquire", "release"):
         _stamped(PyLockCallback, name)
     _timed(LockService, "acquire", "py:   service acquire")
-    _timed(LockService, "read_epochs", "py:   read epochs")
+    _timed(LockService, "_read_epochs", "py:   read epochs")
     _timed(LockService, "release", "py:   service release")
     _timed(WriteClock, "reading", "py:   ZooKeeper clock reading")
     _timed(ZooKeeperLockManager, "_acquire_queued", "py:     manager acquire")
