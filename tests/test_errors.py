@@ -10,8 +10,12 @@ Python and in the JVM.
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from pyspark.errors import PySparkException  # noqa: E402
@@ -30,6 +34,7 @@ from sparklock.errors import (  # noqa: E402
 from sparklock.failures import Condition, Failure, Holder  # noqa: E402
 from tests.support.spark import SparkSpec  # noqa: E402
 
+REPO = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
 
 SPARK = SparkSpec(
@@ -211,6 +216,42 @@ def test_a_bad_value_fails_at_get_or_create(spark):
     with pytest.raises(ConfigError, match="spark.sparklock.manager='zk-typo'"):
         _get_or_create_with(spark, {"spark.sparklock.manager": "zk-typo"})
     spark.sql("SELECT count(*) FROM t").collect()  # the session is fine again
+
+
+#: A Python process of its own (no SparkContext yet): a refused start, then a builder without
+#: the bad key.
+_REFUSED_START = """
+import tempfile
+from pyspark import SparkContext
+from pyspark.sql import SparkSession
+import sparklock
+from sparklock.errors import ConfigError
+
+def builder():
+    b = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+    return b.config("spark.sql.warehouse.dir", tempfile.mkdtemp())
+
+try:
+    sparklock.configure(builder().config("spark.sparklock.manager", "zk-typo")).getOrCreate()
+    raise SystemExit("getOrCreate() accepted spark.sparklock.manager=zk-typo")
+except ConfigError:
+    pass
+print("LEFT RUNNING", SparkContext._active_spark_context is not None)
+spark = sparklock.configure(builder()).getOrCreate()
+print("INHERITED", spark.conf.get("spark.sparklock.manager", None))
+spark.sql("SELECT 1").collect()
+spark.stop()
+"""
+
+
+def test_a_refused_start_stops_the_context_it_started(tmp_path):
+    """The check runs once the context is up: a context this ``getOrCreate`` started goes again
+    with the refusal, so the next builder gets a context of its own settings, not the bad ones."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-c", _REFUSED_START]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "LEFT RUNNING False" in proc.stdout and "INHERITED None" in proc.stdout, proc.stdout
 
 
 @pytest.mark.zookeeper

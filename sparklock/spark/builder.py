@@ -8,6 +8,8 @@ with ``newSession()`` share that JVM and need nothing more; so do other Python t
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,7 @@ from ..errors import SparkLockSetupError
 if TYPE_CHECKING:  # pyspark is imported only when a session is built
     from pyspark.sql import SparkSession
 
+log = logging.getLogger("sparklock")
 _attach_lock = threading.Lock()
 COMMIT_PROTOCOL_KEY = "spark.sql.sources.commitProtocolClass"
 _callbacks: dict[int, Any] = {}  # id(py4j gateway) -> PyLockCallback
@@ -79,7 +82,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
       service attached to its JVM (:func:`attach`), its ``spark.sparklock.*`` values checked and
       its lock manager reached (:mod:`sparklock.spark.startup`: ``ConfigError`` /
-      ``LockManagerUnavailableError`` from ``getOrCreate()``, the session left running); it puts
+      ``LockManagerUnavailableError`` from ``getOrCreate()``; a SparkContext this call started
+      is stopped again, one that ran before is left running); it puts
       the three settings back if something replaced them after this call and makes the extension
       the last one (:func:`_settle`), so other libraries' helpers (Delta's
       ``configure_spark_with_delta_pip``, their extensions) compose before or after this call.
@@ -124,6 +128,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         return builder
 
     def getOrCreate() -> SparkSession:  # noqa: N802 - pyspark's name
+        started_here = _running_context() is None
+        jvm_started_here = _running_jvm() is None and not os.environ.get("PYSPARK_GATEWAY_PORT")
         _settle(builder, jar)
         _ensure_loadable(jar, shim.BRIDGE_CLASS)
         delta_jar = delta_commits.configure(builder, _running_jvm())
@@ -135,11 +141,19 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
             # them; the in-process server was started with them.
             warnings.filterwarnings("ignore", message="Failed to set spark", category=UserWarning)
             session = original()
-        if in_process:
-            _attach_in_process_connect()
-        else:
-            attach(session)
-            startup.check(session)  # ConfigError / LockManagerUnavailableError now, not later
+        try:
+            if in_process:
+                _attach_in_process_connect()
+            else:
+                attach(session)
+                startup.check(session)  # ConfigError / LockManagerUnavailableError now, not later
+        except BaseException:
+            # Leave nothing behind: the next builder must not inherit the refused settings.
+            if started_here:
+                _stop_quietly(session)
+            if jvm_started_here:
+                _shut_down_jvm()
+            raise
         return session
 
     getOrCreate._sparklock_wrapped = True  # type: ignore[attr-defined]
@@ -162,6 +176,55 @@ def _attach_in_process_connect() -> None:
     attach(classic)
     serve_connect(classic)
     startup.check(classic)  # ConfigError / LockManagerUnavailableError now, not later
+
+
+def _running_context() -> Any:
+    """The SparkContext this process runs now (None: the next ``getOrCreate`` creates one)."""
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context
+
+
+def _stop_quietly(session: Any) -> None:
+    """Stop a session this ``getOrCreate`` started and then refused, with its SparkContext (for
+    ``remote("local[...]")``: the classic driver it started in this process too)."""
+    from pyspark.sql.session import SparkSession as ClassicSession
+
+    stops = [session.stop, getattr(ClassicSession._instantiatedSession, "stop", None)]
+    stops.append(getattr(_running_context(), "stop", None))
+    for stop in stops:
+        try:
+            if stop is not None:
+                stop()  # a second stop of the same context does nothing
+        except Exception:  # noqa: BLE001 - the start-up error is what the caller must see
+            log.debug("sparklock: stopping a refused session failed", exc_info=True)
+
+
+def _shut_down_jvm() -> None:
+    """End the JVM a refused ``getOrCreate`` launched. pyspark launched it with the builder's
+    settings as ``--conf`` flags, which live on as the JVM's system properties: every later
+    SparkConf of this process would read them (the refused key included). The next
+    ``getOrCreate`` launches a JVM of its own settings."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    with _attach_lock:
+        _callbacks.pop(id(gateway), None)
+    proc = getattr(gateway, "proc", None)
+    try:
+        gateway.shutdown()
+    except Exception:  # noqa: BLE001 - the start-up error is what the caller must see
+        log.debug("sparklock: shutting down a refused session's gateway failed", exc_info=True)
+    if proc is not None:
+        proc.stdin.close()  # the gateway JVM exits when its parent's pipe closes
+        try:
+            proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            proc.kill()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
 
 
 def _running_jvm() -> Any:
