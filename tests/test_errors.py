@@ -239,7 +239,6 @@ except ConfigError:
 print("LEFT RUNNING", SparkContext._active_spark_context is not None)
 spark = sparklock.configure(builder()).getOrCreate()
 print("INHERITED", spark.conf.get("spark.sparklock.manager", None))
-spark.sql("SELECT 1").collect()
 spark.stop()
 """
 
