@@ -1,9 +1,17 @@
-"""Lockable objects: database, table, partition prefix, partition.
+"""Lockable objects: database, table, partition prefix, partition; and the same of any catalog.
 
-Names follow Hive exactly so that Hive and sparklock agree on every znode: database and table names
-lower-cased, partition names ``k1=v1/k2=v2`` escaped the way Hive and Spark escape partition
-directories (``FileUtils.escapePathName``), display names joined with ``@``
-(``db@t@k1=v1/k2=v2``), znode paths joined with ``/``.
+Names of the session catalog follow Hive exactly so that Hive and sparklock agree on every znode:
+database and table names lower-cased, partition names ``k1=v1/k2=v2`` escaped the way Hive and
+Spark escape partition directories (``FileUtils.escapePathName``), display names joined with ``@``
+(``db@t@k1=v1/k2=v2``), path components one per level.
+
+Objects of any other catalog (a v2 catalog: Iceberg, JDBC, ...) live in a *scope*: the catalog and
+its namespace, each part ending with ``.`` (``ice.``, ``ice.db.``, ``ice.a.b.``), held where a
+Hive object holds its database. A scope is itself an object (the catalog, a namespace: what a
+database is to Hive), so the hierarchy is catalog → namespace → ... → table → partition, and a
+table is displayed as written (``ice.db.t``, ``ice.db.t@k=v``). No Hive database name contains a
+``.`` (the session catalog's names are ``[A-Za-z0-9_]+``; a ``.`` in a session name is escaped
+here), so a scope can never collide with a Hive name and Hive's own lock manager never locks one.
 
 Escaping is also the safety boundary of the ZooKeeper tree: no name may produce a path component
 that leaves the object's own node (``/``, ``.``, ``..``) or that ZooKeeper rejects.
@@ -13,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property, lru_cache
@@ -96,10 +104,57 @@ def _escape_identifier(kind: str, name: str) -> str:
 def _escaped_identifier(kind: str, name: str) -> str:
     # "@" separates a display name's parts: escaped in identifiers so a name parses back.
     escaped = escape_path_name(name.lower()).replace("@", "%40")
-    if escaped in (".", ".."):
+    if escaped in (".", "..") or (kind == "database" and "." in escaped):
+        # a "." in a database would read as a catalog scope (no Hive or Spark database has one)
         escaped = escaped.replace(".", "%2E")
     _check_length(kind, name, escaped)
     return escaped
+
+
+# -- catalog scopes ---------------------------------------------------------------------------
+#: What ends every part of a scope (``ice.db.``): a catalog's or a namespace's component.
+SCOPE_END = "."
+
+
+def _scope_part(kind: str, name: str) -> str:
+    """One catalog, namespace or table name of a catalog scope as an escaped component body:
+    as a Hive identifier, with every ``.`` escaped too so that the parts split back exactly."""
+    if not isinstance(name, str) or name == "":
+        raise InvalidObjectError(f"{kind} name must be a non-empty string, got {name!r}")
+    escaped = _escaped_identifier(kind, name).replace(".", "%2E")
+    _check_length(kind, name, escaped + SCOPE_END)
+    return escaped
+
+
+def catalog_scope(catalog: str, namespace: Sequence[str] = ()) -> str:
+    """The scope of ``catalog`` and its ``namespace`` parts: ``ice.``, ``ice.a.b.``."""
+    return "".join(
+        _scope_part("catalog" if i == 0 else "namespace", part) + SCOPE_END
+        for i, part in enumerate((catalog, *namespace))
+    )
+
+
+def is_scope(database: str) -> bool:
+    """Whether a database slot holds a catalog scope (``ice.db.``: non-empty parts, each ending
+    with ``.``) rather than a Hive database (whose ``.`` are escaped in its names)."""
+    return (
+        database.endswith(SCOPE_END)
+        and not database.startswith(SCOPE_END)
+        and SCOPE_END * 2 not in database
+    )
+
+
+def scope_components(scope: str) -> tuple[str, ...]:
+    """A scope's components, each ending with ``.``: ``ice.a.`` -> ``("ice.", "a.")``."""
+    return tuple(part + SCOPE_END for part in scope[: -len(SCOPE_END)].split(SCOPE_END))
+
+
+@lru_cache(maxsize=4096)
+def _canonical_scope(scope: str) -> str:
+    """A scope as :func:`catalog_scope` makes it (parts lower-cased, escaped the one way), from
+    any spelling of it (a display name typed by an operator, a znode read back)."""
+    parts = [unescape_path_name(c[: -len(SCOPE_END)]) for c in scope_components(scope)]
+    return catalog_scope(parts[0], parts[1:])
 
 
 def _check_length(kind: str, raw: str, escaped: str) -> None:
@@ -160,7 +215,9 @@ class LockObject:
     facet: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "database", self.database.lower() if self.database else "")
+        database = self.database or ""
+        database = _canonical_scope(database) if is_scope(database) else database.lower()
+        object.__setattr__(self, "database", database)
         if self.table is not None:
             object.__setattr__(self, "table", self.table.lower())
         norm = tuple(
@@ -201,6 +258,36 @@ class LockObject:
         return cls(database, table, items)
 
     @classmethod
+    def of_catalog(cls, catalog: str) -> LockObject:
+        """A catalog other than the session catalog, as a whole (``ice.``)."""
+        return cls(catalog_scope(catalog))
+
+    @classmethod
+    def of_namespace(cls, catalog: str, namespace: Sequence[str]) -> LockObject:
+        """A namespace of a catalog, of any depth (``ice.a.b.``)."""
+        return cls(catalog_scope(catalog, namespace))
+
+    @classmethod
+    def of_catalog_table(cls, catalog: str, namespace: Sequence[str], table: str) -> LockObject:
+        """A table of a catalog other than the session catalog (``ice.a.b.t``)."""
+        return cls(catalog_scope(catalog, namespace), table)
+
+    @property
+    def catalog(self) -> str | None:
+        """The catalog of an object in a catalog scope; None for Hive's (the session catalog's)."""
+        if not is_scope(self.database):
+            return None
+        return unescape_path_name(scope_components(self.database)[0][: -len(SCOPE_END)])
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        """The namespace parts of an object in a catalog scope (empty for Hive's objects)."""
+        if not is_scope(self.database):
+            return ()
+        comps = scope_components(self.database)[1:]
+        return tuple(unescape_path_name(c[: -len(SCOPE_END)]) for c in comps)
+
+    @classmethod
     def of_path(cls, path: str) -> LockObject:
         """The lock object of a file path no catalog table owns (see ``PATHS_DATABASE``)."""
         if not isinstance(path, str) or not path.strip("/"):
@@ -228,7 +315,11 @@ class LockObject:
 
     @classmethod
     def parse(cls, name: str) -> LockObject:
-        """Parse a Hive display name (``db``, ``db@t``, ``db@t@k=v/k2=v2``)."""
+        """Parse a display name: Hive's (``db``, ``db@t``, ``db@t@k=v/k2=v2``) or a catalog's
+        (``ice.``, ``ice.db.``, ``ice.db.t``, ``ice.db.t@k=v``, ``ice.db.t@_sparklock_writers``)."""
+        head = name.split("@", 1)[0]
+        if SCOPE_END in head:
+            return cls._parse_scoped(name)
         parts = name.split("@", 2)
         db = unescape_path_name(parts[0])
         if len(parts) == 1:
@@ -236,10 +327,28 @@ class LockObject:
         table = unescape_path_name(parts[1])
         if len(parts) == 2:
             return cls(db, table)
-        if parts[2].startswith(FACET_PREFIX) and "=" not in parts[2]:
-            return cls(db, table, facet=parts[2][len(FACET_PREFIX) :])
+        return cls._below_table(db, table, parts[2], name)
+
+    @classmethod
+    def _parse_scoped(cls, name: str) -> LockObject:
+        head, _, rest = name.partition("@")
+        if is_scope(head):
+            if rest:
+                raise InvalidObjectError(f"a catalog or namespace has no parts below: {name!r}")
+            return cls(head)
+        scope, _, table = head.rpartition(SCOPE_END)
+        table = unescape_path_name(table)
+        if not rest:
+            return cls(scope + SCOPE_END, table)
+        return cls._below_table(scope + SCOPE_END, table, rest, name)
+
+    @classmethod
+    def _below_table(cls, db: str, table: str, rest: str, name: str) -> LockObject:
+        """A facet or partition of ``db``'s ``table`` from the display name's last part."""
+        if rest.startswith(FACET_PREFIX) and "=" not in rest:
+            return cls(db, table, facet=rest[len(FACET_PREFIX) :])
         spec = []
-        for comp in parts[2].split("/"):
+        for comp in rest.split("/"):
             if "=" not in comp:
                 raise InvalidObjectError(f"bad partition component {comp!r} in {name!r}")
             k, v = comp.split("=", 1)
@@ -257,10 +366,16 @@ class LockObject:
 
     @cached_property  # frozen: computed once (escaping is per character; lock sets sort on it)
     def components(self) -> tuple[str, ...]:
-        """Escaped znode path components below the namespace: ``(db, t, "k=v", "k2=v2")``."""
-        comps = [_escape_identifier("database", self.database)]
-        if self.table is not None:
-            comps.append(_escape_identifier("table", self.table))
+        """Escaped path components, one per level: ``(db, t, "k=v", "k2=v2")``, or in a catalog
+        scope ``("ice.", "a.", "t", "k=v")``."""
+        if is_scope(self.database):
+            comps = list(scope_components(self.database))
+            if self.table is not None:
+                comps.append(_scope_part("table", self.table))
+        else:
+            comps = [_escape_identifier("database", self.database)]
+            if self.table is not None:
+                comps.append(_escape_identifier("table", self.table))
         for k, v in self.partition:
             comp = f"{escape_path_name(k)}={escape_path_name(v)}"
             _check_length("partition", f"{k}={v}", comp)
@@ -270,16 +385,32 @@ class LockObject:
         return tuple(comps)
 
     @property
+    def _table_depth(self) -> int:
+        """How many components name the table (or the database/scope when there is none)."""
+        return self.scope_depth + (self.table is not None)
+
+    @property
+    def scope_depth(self) -> int:
+        """How many components the database or catalog scope takes (1 for Hive's database)."""
+        return self.database.count(SCOPE_END) if is_scope(self.database) else 1
+
+    @property
     def partition_name(self) -> str:
         """Hive's partition name ``k1=v1/k2=v2`` (escaped), empty for databases and tables."""
-        return "/".join(self.components[2 : 2 + len(self.partition)])
+        start = self._table_depth
+        return "/".join(self.components[start : start + len(self.partition)])
 
     @property
     def name(self) -> str:
-        """Hive display name: ``db``, ``db@t``, ``db@t@k1=v1/k2=v2``."""
+        """Display name: ``db``, ``db@t``, ``db@t@k1=v1/k2=v2``; ``ice.db.``, ``ice.db.t``,
+        ``ice.db.t@k=v`` in a catalog scope (the scope and table joined as Spark writes them)."""
         comps = self.components
-        head = "@".join(comps[:2])
-        return head if len(comps) <= 2 else f"{head}@{'/'.join(comps[2:])}"
+        depth = self._table_depth
+        if is_scope(self.database):
+            head = "".join(comps[:depth])
+        else:
+            head = "@".join(comps[:depth])
+        return head if len(comps) <= depth else f"{head}@{'/'.join(comps[depth:])}"
 
     @cached_property
     def sort_key(self) -> str:
@@ -288,10 +419,6 @@ class LockObject:
         Joined by NUL, which no escaped component holds, so one string comparison orders two
         objects exactly as their components' tuples would (a lock set sorts thousands)."""
         return "\x00".join(self.components)
-
-    def path(self, namespace_root: str) -> str:
-        """Absolute znode path below ``namespace_root`` (e.g. ``/hive_zookeeper_namespace``)."""
-        return "/".join((namespace_root.rstrip("/"), *self.components))
 
     # -- hierarchy ----------------------------------------------------------------------------
     @cached_property  # lock sets walk up from every object: a wide read asks it thousands of times
@@ -302,6 +429,10 @@ class LockObject:
             return _interned(self.database, self.table, self.partition[:-1])
         if self.table is not None:
             return _interned(self.database, None, ())
+        if is_scope(self.database) and self.database.count(SCOPE_END) > 1:
+            # a namespace's parent: the namespace above it, up to the catalog
+            above = self.database[: -len(SCOPE_END)].rpartition(SCOPE_END)[0]
+            return _interned(above + SCOPE_END, None, ())
         return None
 
     def ancestors(self) -> list[LockObject]:
