@@ -22,9 +22,9 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..config import Escalation
 from ..locks.model import LockMode, LockRequest
 from ..locks.objects import LockObject, ObjectKind
+from ..locks.statement_settings import Escalation
 from .command_classes import FAIL_SAFE
 from .command_rule import CommandRule, Target
 from .commands import BY_CLASS, NO_LOCK_CLASSES
