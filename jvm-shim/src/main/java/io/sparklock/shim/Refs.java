@@ -172,7 +172,20 @@ final class Refs {
   }
 
   static String namespace(Identifier id) {
-    return id.namespace().length == 0 ? null : String.join(".", id.namespace());
+    return id.namespace().length == 0 ? null : namespaceText(id.namespace());
+  }
+
+  /**
+   * A namespace's parts joined by {@code .}, a part holding {@code .} or a backtick quoted in
+   * backticks as Spark quotes identifiers (so Python splits it back exactly); a plain
+   * one-part namespace (a session database) stays as it is.
+   */
+  static String namespaceText(String... parts) {
+    List<String> out = new ArrayList<>();
+    for (String p : parts) {
+      out.add(p.contains(".") || p.contains("`") ? "`" + p.replace("`", "``") + "`" : p);
+    }
+    return String.join(".", out);
   }
 
   static List<String> identityColumns(Table t) {
