@@ -41,3 +41,16 @@ def test_the_checks_catch_what_they_look_for():
     assert g.intruders(edges, "sparklock.managers.zookeeper", ()) == [
         "sparklock.cli -> sparklock.managers.zookeeper.manager"
     ]
+
+
+def test_rules_import_neither_the_configuration_nor_a_backend():
+    # the rule layer reads only its facts and the lock vocabulary's own value types
+    found = sorted(
+        f"{src} -> {dst}"
+        for src, targets in EDGES.items()
+        if src == "sparklock.rules" or src.startswith("sparklock.rules.")
+        for dst in targets
+        if dst == "sparklock.config" or dst.startswith("sparklock.managers")
+    )
+    assert found == []
+    assert "sparklock.locks.statement_settings" in EDGES["sparklock.rules.policy"]
