@@ -55,7 +55,7 @@ final class LockTargets {
   static Messages.LockTarget resolve(LockStatementCommand statement, SparkSession session)
       throws AnalysisException {
     LockTargets targets = new LockTargets(statement, session);
-    CatalogPlugin other = targets.otherCatalog();
+    String other = targets.otherCatalog();
     if (other != null) {
       return statement.isDatabase() ? targets.catalogNamespace(other) : targets.catalogTable(other);
     }
@@ -67,22 +67,31 @@ final class LockTargets {
    * the current catalog for a name without one), or null for the session catalog. A one-part
    * name that is a temporary view stays the session's, as Spark resolves temp views first.
    */
-  private CatalogPlugin otherCatalog() {
+  private String otherCatalog() {
     List<String> parts = statement.nameParts();
     CatalogManager catalogs = session.sessionState().catalogManager();
     if (parts.size() >= 2 && parts.get(0).equalsIgnoreCase(SESSION_CATALOG)) {
       return null;
     }
     if (parts.size() >= 2 && isOtherCatalog(parts.get(0))) {
-      return catalogs.catalog(parts.get(0));
+      return parts.get(0);
     }
-    CatalogPlugin current = catalogs.currentCatalog();
-    if (current.name().equalsIgnoreCase(SESSION_CATALOG)
+    String current = catalogs.currentCatalog().name();
+    if (current.equalsIgnoreCase(SESSION_CATALOG)
         || (!statement.isDatabase() && parts.size() == 1
             && session.sessionState().catalog().isTempView(ScalaInterop.seq(parts)))) {
       return null;
     }
     return current;
+  }
+
+  /**
+   * The plugin of a catalog, loaded only where the statement needs it (LOCK checks existence,
+   * a PARTITION clause needs the partition columns): UNLOCK and SHOW LOCKS by name work even
+   * while the catalog cannot load, so a lock in it stays visible and removable.
+   */
+  private CatalogPlugin plugin(String catalog) {
+    return session.sessionState().catalogManager().catalog(catalog);
   }
 
   /** Name parts without an explicit {@code spark_catalog.} prefix. */
@@ -95,28 +104,28 @@ final class LockTargets {
   }
 
   /** The name's parts after the catalog: all of them when it names none (the current one's). */
-  private List<String> partsIn(CatalogPlugin catalog) {
+  private List<String> partsIn(String catalog) {
     List<String> parts = statement.nameParts();
-    boolean explicit = parts.size() >= 2 && parts.get(0).equals(catalog.name())
+    boolean explicit = parts.size() >= 2 && parts.get(0).equals(catalog)
         && isOtherCatalog(parts.get(0));
     return explicit ? parts.subList(1, parts.size()) : parts;
   }
 
   /** A table (or partition) of another catalog: {@code cat.ns1.ns2.t}, or {@code t} after USE. */
-  private Messages.LockTarget catalogTable(CatalogPlugin plugin) throws AnalysisException {
-    List<String> parts = partsIn(plugin);
+  private Messages.LockTarget catalogTable(String catalog) throws AnalysisException {
+    List<String> parts = partsIn(catalog);
     String[] namespace = parts.size() == 1 && parts.size() == statement.nameParts().size()
         ? session.sessionState().catalogManager().currentNamespace()
         : parts.subList(0, parts.size() - 1).toArray(new String[0]);
     String name = parts.get(parts.size() - 1);
     List<String> shown = new ArrayList<>();
-    shown.add(plugin.name());
+    shown.add(catalog);
     shown.addAll(Arrays.asList(namespace));
     shown.add(name);
     List<String> partitionColumns = List.of();
     if (!byNameWhenMissing() || statement.partitionSpec() != null) {
-      if (!(plugin instanceof TableCatalog tables)) {
-        throw unsupportedCatalog(plugin.name());
+      if (!(plugin(catalog) instanceof TableCatalog tables)) {
+        throw unsupportedCatalog(catalog);
       }
       try {
         partitionColumns = Refs.identityColumns(tables.loadTable(Identifier.of(namespace, name)));
@@ -138,26 +147,25 @@ final class LockTargets {
       }
     }
     return new Messages.LockTarget(Refs.namespaceText(namespace), name, partition,
-        plugin.name(), Arrays.asList(namespace));
+        catalog, Arrays.asList(namespace));
   }
 
   /** A namespace of another catalog: {@code LOCK DATABASE cat.ns} (or {@code ns} after USE). */
-  private Messages.LockTarget catalogNamespace(CatalogPlugin plugin) throws AnalysisException {
-    String[] namespace = partsIn(plugin).toArray(new String[0]);
+  private Messages.LockTarget catalogNamespace(String catalog) throws AnalysisException {
+    String[] namespace = partsIn(catalog).toArray(new String[0]);
     if (!byNameWhenMissing()) {
-      if (!(plugin instanceof SupportsNamespaces namespaces)) {
-        throw unsupportedCatalog(plugin.name());
+      if (!(plugin(catalog) instanceof SupportsNamespaces namespaces)) {
+        throw unsupportedCatalog(catalog);
       }
       namespaces.loadNamespaceMetadata(namespace); // NoSuchNamespaceException
     }
-    return new Messages.LockTarget(Refs.namespaceText(namespace), null, null, plugin.name(),
+    return new Messages.LockTarget(Refs.namespaceText(namespace), null, null, catalog,
         Arrays.asList(namespace));
   }
 
   /**
    * Whether {@code name} names a configured catalog ({@code spark.sql.catalog.<name>}), checked
-   * on the conf rather than by loading the plugin (a catalog that fails to load is still not
-   * ours to lock).
+   * on the conf rather than by loading the plugin (UNLOCK and SHOW LOCKS by name need no plugin).
    */
   private boolean isOtherCatalog(String name) {
     return session.sessionState().conf().contains("spark.sql.catalog." + name);
