@@ -81,10 +81,17 @@ def test_identity_partition_write_locks_the_partition() -> None:
         ("DeleteFromTable", "table"),
         ("UpdateTable", "table"),
         ("AddColumns", "table"),
+        ("MergeIntoTable", "targetTable"),
+        ("ReplaceData", "table"),
+        ("WriteDelta", "table"),
+        ("OverwriteByExpression", "table"),
+        ("OverwritePartitionsDynamic", "table"),
     ],
 )
 def test_v2_commands_lock_their_table_exclusive(name: str, field: str) -> None:
-    locked = command(name, {**ref("jdb", "x", "t"), "name": field})
+    # a row-level rewrite (ReplaceData, WriteDelta) also reads its table: EXCLUSIVE wins
+    reads = [ref("jdb", "x", "t")]
+    locked = command(name, {**ref("jdb", "x", "t"), "name": field}, reads=reads)
     assert locked == [*JDB, ("jdb.x.t", "EXCLUSIVE")]
 
 
