@@ -36,6 +36,8 @@ def test_catalog_objects_lock_list_and_conflict_in_the_metastore(mgr):
         listed = {(i.obj.name, i.mode) for i in mgr.list_locks()}
         assert ("jdb.x.t@p=1", X) in listed
         assert ("jdb.x.", S) in listed and ("jdb.", S) in listed
+        below = {i.obj.name for i in mgr.list_locks(LockObject.of_catalog("jdb"))}
+        assert below >= {"jdb.", "jdb.x.", "jdb.x.t@p=1"}
         take(mgr, P2, X, "spark-b", "write-p2").release()  # another partition goes on
         with pytest.raises(LockConflictError, match="jdb.x.t"):
             take(mgr, T, X, "spark-b", "whole-table")

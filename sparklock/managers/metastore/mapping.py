@@ -90,6 +90,13 @@ def is_reserved_database(dbname: str) -> bool:
     return is_scope(dbname)
 
 
+def spans_databases(obj: LockObject) -> bool:
+    """Whether the objects below ``obj`` are kept under other database names than its own (a
+    catalog's or namespace's: each namespace below is a database of its own), so that listing
+    them asks for every lock rather than one database's."""
+    return is_reserved_database(metastore_database(obj)) and obj.table is None
+
+
 def component(request: LockRequest) -> object:
     """The ``LockComponent`` of one request (no transaction: ``NO_TXN``)."""
     obj = request.obj

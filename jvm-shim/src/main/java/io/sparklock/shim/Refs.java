@@ -106,8 +106,10 @@ final class Refs {
       }
       return new ConnectorRef(r.table().name(), null);
     }
+    // a catalog's table without its identifier is no name to lock by: no table, so Python
+    // locks the whole catalog (fail closed)
     String database = null;
-    String table = r.table().name();
+    String table = null;
     if (r.identifier().isDefined()) {
       Identifier id = r.identifier().get();
       database = namespace(id);
