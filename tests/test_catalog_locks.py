@@ -109,3 +109,19 @@ def test_lock_table_keeps_another_sessions_insert_out(spark, request, manager):
     assert rows(writer, "SHOW LOCKS") == []
     writer.sql("INSERT INTO jdb.x.t VALUES (7)")  # free again
     assert writer.sql("SELECT count(*) FROM jdb.x.t").collect()[0][0] == before + 1
+
+
+def test_lock_database_takes_a_catalog_namespace(spark):
+    holder = new_session(spark, {})
+    reader = new_session(spark, IMPATIENT)
+    holder.sql("LOCK DATABASE jdb.x EXCLUSIVE")
+    try:
+        assert rows(reader, "SHOW LOCKS DATABASE jdb.x") == [("jdb.x.", X)]
+        with pytest.raises(Exception, match="LOCK_CONFLICT") as info:
+            reader.sql("SELECT * FROM jdb.x.s").collect()
+        assert "jdb.x." in str(info.value)
+    finally:
+        holder.sql("UNLOCK DATABASE jdb.x")
+    assert reader.sql("SELECT * FROM jdb.x.s").count() == 2
+    with pytest.raises(Exception, match="(?i)namespace|schema|not.*found|exist"):
+        spark.sql("LOCK DATABASE jdb.missing SHARED")
