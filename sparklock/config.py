@@ -20,6 +20,7 @@ from typing import Any
 from .config_keys import FIRST, REST
 from .errors import ConfigError
 from .locks.model import LockSettings, WaitPolicy
+from .locks.statement_settings import Escalation, QueryText
 from .managers.registry import BACKENDS, backend
 from .values import (
     PREFIX,
@@ -52,10 +53,6 @@ DEFAULTS = {k.key: k.default for k in KEYS}
 #: the asking session's.
 APPLICATION_WIDE_KEYS = ("spark.sparklock.unlock.policy", "spark.sparklock.admins")
 
-#: Query text kept in lock data at most (characters): four UTF-8 bytes each stay well below
-#: ZooKeeper's 1 MB node limit (jute.maxbuffer).
-QUERY_STRING_MAX_LENGTH_LIMIT = 200_000
-
 
 def unknown_key(key: str, value: object, known: set[str]) -> ConfigError:
     """The error of a ``spark.sparklock.*`` key that does not exist: it names the nearest real
@@ -65,37 +62,6 @@ def unknown_key(key: str, value: object, known: set[str]) -> ConfigError:
     return ConfigError(
         key, value, "one of the documented keys: " + ", ".join(sorted(known)), hint=hint
     )
-
-
-@dataclass(frozen=True)
-class Escalation:
-    """Lock escalation (opt-in): fewer, coarser locks for statements touching many partitions.
-
-    ``partitions`` is the threshold (0 = off): beyond it, a table's partition locks of one
-    statement become one table lock. Writes escalate to EXCLUSIVE on the table, which is stronger
-    and Hive-compatible. Reads escalate (``reads``) to SHARED on the table plus SHARED on its
-    writers facet, which is correct only if every partition writer also takes EXCLUSIVE on that
-    facet: with ``reads`` on, every partition EXCLUSIVE lock of a statement does (Hive's writers
-    do not, hence no Hive peer may write those tables).
-    """
-
-    partitions: int = 0
-    reads: bool = False
-
-    @property
-    def enabled(self) -> bool:
-        return self.partitions > 0
-
-    @classmethod
-    def from_conf(cls, conf: Mapping[str, str] | None) -> Escalation:
-        """Only the escalation keys of a conf (the rest is validated by SparkLockConfig)."""
-        conf = conf or {}
-        pkey = "spark.sparklock.lock.escalation.partitions"
-        rkey = "spark.sparklock.lock.escalation.reads"
-        return cls(
-            partitions=parse_int(pkey, conf.get(pkey, DEFAULTS[pkey]), 0),
-            reads=parse_bool(rkey, conf.get(rkey, DEFAULTS[rkey])),
-        )
 
 
 @dataclass(frozen=True)
@@ -123,29 +89,6 @@ class UnlockPolicy:
         return cls(
             policy=parse_choice(pkey, conf.get(pkey, DEFAULTS[pkey]), ("any", "owner")),
             admins=frozenset(a for a in names if a),
-        )
-
-
-@dataclass(frozen=True)
-class QueryText:
-    """What lock data says about the statement: ``full`` text or a ``summary`` (its
-    kind and objects, no literals), at most ``max_length`` characters (0: none)."""
-
-    mode: str = "full"
-    max_length: int = 10_000
-
-    @classmethod
-    def from_conf(cls, conf: Mapping[str, str]) -> QueryText:
-        lkey = "spark.sparklock.lock.queryString.maxLength"
-        mkey = "spark.sparklock.lock.queryString.mode"
-        length = parse_int(lkey, conf.get(lkey, DEFAULTS[lkey]), 0)
-        if length > QUERY_STRING_MAX_LENGTH_LIMIT:
-            raise ConfigError(
-                lkey, conf.get(lkey), f"an integer from 0 to {QUERY_STRING_MAX_LENGTH_LIMIT}"
-            )
-        return cls(
-            mode=parse_choice(mkey, conf.get(mkey, DEFAULTS[mkey]), ("full", "summary")),
-            max_length=length,
         )
 
 

@@ -26,7 +26,7 @@ from kazoo.client import KazooClient
 
 from sparklock.errors import InvalidObjectError
 from sparklock.locks.objects import MAX_COMPONENT_LENGTH, LockObject
-from sparklock.managers.zookeeper import object_from_components
+from sparklock.managers.zookeeper.layout import object_from_components, object_path
 from tests.support.spark import SparkSpec
 from tests.support.zk_tree import inspecting, relative, znodes
 
@@ -100,7 +100,7 @@ def test_names_stay_inside_their_node(zk, zk_namespace, database, table, spec):
     for c in comps:
         _component_ok(c)
     root = "/" + zk_namespace
-    path = obj.path(root)
+    path = object_path(root, obj)
     assert path.split("/")[2:] == list(comps)  # exactly one level per component
     # read back from the components (what SHOW LOCKS does with the tree)
     assert object_from_components(comps) == obj
@@ -147,7 +147,7 @@ def test_non_bmp_names_are_escaped(zk, zk_namespace, name):
     for c in obj.components:
         _component_ok(c)
         assert not _NON_BMP.search(c), repr(c)
-    zk.ensure_path(obj.path("/" + zk_namespace))
+    zk.ensure_path(object_path("/" + zk_namespace, obj))
 
 
 def test_at_sign_names_parse_back():

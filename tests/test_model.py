@@ -17,6 +17,7 @@ from sparklock.locks.model import (
     exact_lock_set,
 )
 from sparklock.locks.objects import LockObject, ObjectKind, escape_path_name, unescape_path_name
+from sparklock.managers.zookeeper.layout import object_path
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 
@@ -56,7 +57,7 @@ def test_compatibility_matrix():
 def test_hive_names_and_paths(obj, name, path):
     assert obj.name == name
     if path:
-        assert obj.path("/ns") == path
+        assert object_path("/ns", obj) == path
     assert LockObject.parse(obj.name) == obj
 
 

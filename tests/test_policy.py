@@ -48,9 +48,13 @@ def test_read_locks_tables_and_pruned_partitions():
     ]
 
 
-def test_temp_views_and_other_catalogs_lock_nothing_themselves():
+def test_temp_views_lock_nothing_themselves_other_catalogs_lock_their_table():
     facts = {"reads": [table("v", isTemp=True), {**table("x"), "catalog": "iceberg"}]}
-    assert explain(facts) == []
+    assert explain(facts) == [
+        ("iceberg.", "SHARED"),
+        ("iceberg.default.", "SHARED"),
+        ("iceberg.default.x", "SHARED"),
+    ]
 
 
 @pytest.mark.parametrize(

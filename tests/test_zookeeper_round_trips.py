@@ -16,6 +16,7 @@ from sparklock.config import LockSettings
 from sparklock.locks.model import LockMode, LockRequest, WaitPolicy
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
+from sparklock.managers.zookeeper.layout import object_path
 from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import counted, packets
 from tests.support.zk_tree import znodes
@@ -120,7 +121,7 @@ def test_create_maps_nodes_to_requests_in_any_order(manager, other, ns):
     requests = list(reversed(list(enumerate(lock_set))))  # children before parents
     nodes = manager._steps.create(requests, data, "o")
     for node in nodes:
-        assert node.object_path == node.request.obj.path("/" + ns)
+        assert node.object_path == object_path("/" + ns, node.request.obj)
         assert node.path.rsplit("/", 1)[1].startswith(f"LOCK-{node.request.mode.value}-")
     manager._steps.drop(nodes)
     assert tree(other, "/" + ns) == []

@@ -1,113 +1,61 @@
-"""Lockable objects: database, table, partition prefix, partition.
+"""Lockable objects: database, table, partition prefix, partition; and the same of any catalog.
 
-Names follow Hive exactly so that Hive and sparklock agree on every znode: database and table names
-lower-cased, partition names ``k1=v1/k2=v2`` escaped the way Hive and Spark escape partition
-directories (``FileUtils.escapePathName``), display names joined with ``@``
-(``db@t@k1=v1/k2=v2``), znode paths joined with ``/``.
+Names of the session catalog follow Hive exactly so that Hive and sparklock agree on every znode:
+database and table names lower-cased, partition names ``k1=v1/k2=v2`` escaped the way Hive and
+Spark escape partition directories (``FileUtils.escapePathName``), display names joined with ``@``
+(``db@t@k1=v1/k2=v2``), path components one per level.
 
-Escaping is also the safety boundary of the ZooKeeper tree: no name may produce a path component
-that leaves the object's own node (``/``, ``.``, ``..``) or that ZooKeeper rejects.
+Objects of any other catalog (a v2 catalog: Iceberg, JDBC, ...) live in a *scope*: the catalog and
+its namespace, each part ending with ``.`` (``ice.``, ``ice.db.``, ``ice.a.b.``), held where a
+Hive object holds its database. A scope is itself an object (the catalog, a namespace: what a
+database is to Hive), so the hierarchy is catalog → namespace → ... → table → partition, and a
+table is displayed as written (``ice.db.t``, ``ice.db.t@k=v``). No Hive database name contains a
+``.`` (the session catalog's names are ``[A-Za-z0-9_]+``; a ``.`` in a session name is escaped
+here), so a scope can never collide with a Hive name and Hive's own lock manager never locks one.
+
+How a name is escaped into a component: :mod:`.names`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property, lru_cache
 
 from ..errors import InvalidObjectError
-
-# Hive's / Spark's partition-path escape set (ExternalCatalogUtils.charToEscape, non-Windows).
-_HIVE_ESCAPED = frozenset(
-    [chr(c) for c in range(0x01, 0x20)]
-    + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
-)
-DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
-MAX_COMPONENT_LENGTH = 1024
-
-
-def _zk_forbidden(ch: str) -> bool:
-    """Characters ZooKeeper refuses in a path (PathUtils.validatePath), beyond Hive's escapes."""
-    o = ord(ch)
-    # Above U+FFFF: Java sees a surrogate pair (\ud800-\udfff), which validatePath refuses.
-    return o == 0 or 0x7F <= o <= 0x9F or 0xD800 <= o <= 0xF8FF or o >= 0xFFF0
-
-
-# Any character escape_path_name changes: Hive's set and what ZooKeeper refuses. Names without
-# one (nearly all) skip the per-character loop.
-_NEEDS_ESCAPE = re.compile(
-    "["
-    + "".join(re.escape(c) for c in sorted(_HIVE_ESCAPED))
-    + "\x00\x7f-\x9f\ud800-\uf8ff\ufff0-\U0010ffff]"
+from .names import (
+    DEFAULT_PARTITION_NAME,
+    MAX_COMPONENT_LENGTH,
+    SCOPE_END,
+    canonical_scope,
+    catalog_scope,
+    check_length,
+    escape_identifier,
+    escape_path_name,
+    is_scope,
+    scope_components,
+    scope_part,
+    unescape_path_name,
 )
 
-
-def _percent(ch: str) -> str:
-    return "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
-
-
-def escape_path_name(value: str | None) -> str:
-    """Escape one partition key or value as Hive does; empty/None is Hive's default partition."""
-    if value is None or value == "":
-        return DEFAULT_PARTITION_NAME
-    if _NEEDS_ESCAPE.search(value) is None:
-        return value
-    out = []
-    for ch in value:
-        if ch in _HIVE_ESCAPED:
-            out.append(f"%{ord(ch):02X}")
-        elif _zk_forbidden(ch):
-            out.append(_percent(ch))
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def unescape_path_name(value: str) -> str:
-    """Inverse of :func:`escape_path_name` for names read back from ZooKeeper."""
-    raw = bytearray()
-    i = 0
-    while i < len(value):
-        ch = value[i]
-        if ch == "%" and i + 2 < len(value) + 0 and _is_hex(value[i + 1 : i + 3]):
-            raw.append(int(value[i + 1 : i + 3], 16))
-            i += 3
-        else:
-            raw.extend(ch.encode("utf-8", "surrogatepass"))
-            i += 1
-    return raw.decode("utf-8", "surrogatepass")
-
-
-def _is_hex(s: str) -> bool:
-    return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
-
-
-def _escape_identifier(kind: str, name: str) -> str:
-    """A database or table name as one znode component."""
-    if not isinstance(name, str) or name == "":
-        raise InvalidObjectError(f"{kind} name must be a non-empty string, got {name!r}")
-    return _escaped_identifier(kind, name)
-
-
-@lru_cache(maxsize=4096)  # the same few database and table names, over and over
-def _escaped_identifier(kind: str, name: str) -> str:
-    # "@" separates a display name's parts: escaped in identifiers so a name parses back.
-    escaped = escape_path_name(name.lower()).replace("@", "%40")
-    if escaped in (".", ".."):
-        escaped = escaped.replace(".", "%2E")
-    _check_length(kind, name, escaped)
-    return escaped
-
-
-def _check_length(kind: str, raw: str, escaped: str) -> None:
-    if len(escaped) > MAX_COMPONENT_LENGTH:
-        raise InvalidObjectError(
-            f"{kind} name {raw[:40]!r}... is {len(escaped)} characters once escaped; "
-            f"at most {MAX_COMPONENT_LENGTH} are accepted"
-        )
+__all__ = [
+    "CONNECTORS_DATABASE",
+    "DEFAULT_PARTITION_NAME",
+    "FACET_PREFIX",
+    "MAX_COMPONENT_LENGTH",
+    "PATHS_DATABASE",
+    "SCOPE_END",
+    "WRITERS_FACET",
+    "LockObject",
+    "ObjectKind",
+    "catalog_scope",
+    "escape_path_name",
+    "is_scope",
+    "scope_components",
+    "unescape_path_name",
+]
 
 
 class ObjectKind(str, Enum):
@@ -160,7 +108,9 @@ class LockObject:
     facet: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "database", self.database.lower() if self.database else "")
+        database = self.database or ""
+        database = canonical_scope(database) if is_scope(database) else database.lower()
+        object.__setattr__(self, "database", database)
         if self.table is not None:
             object.__setattr__(self, "table", self.table.lower())
         norm = tuple(
@@ -201,6 +151,36 @@ class LockObject:
         return cls(database, table, items)
 
     @classmethod
+    def of_catalog(cls, catalog: str) -> LockObject:
+        """A catalog other than the session catalog, as a whole (``ice.``)."""
+        return cls(catalog_scope(catalog))
+
+    @classmethod
+    def of_namespace(cls, catalog: str, namespace: Sequence[str]) -> LockObject:
+        """A namespace of a catalog, of any depth (``ice.a.b.``)."""
+        return cls(catalog_scope(catalog, namespace))
+
+    @classmethod
+    def of_catalog_table(cls, catalog: str, namespace: Sequence[str], table: str) -> LockObject:
+        """A table of a catalog other than the session catalog (``ice.a.b.t``)."""
+        return cls(catalog_scope(catalog, namespace), table)
+
+    @property
+    def catalog(self) -> str | None:
+        """The catalog of an object in a catalog scope; None for Hive's (the session catalog's)."""
+        if not is_scope(self.database):
+            return None
+        return unescape_path_name(scope_components(self.database)[0][: -len(SCOPE_END)])
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        """The namespace parts of an object in a catalog scope (empty for Hive's objects)."""
+        if not is_scope(self.database):
+            return ()
+        comps = scope_components(self.database)[1:]
+        return tuple(unescape_path_name(c[: -len(SCOPE_END)]) for c in comps)
+
+    @classmethod
     def of_path(cls, path: str) -> LockObject:
         """The lock object of a file path no catalog table owns (see ``PATHS_DATABASE``)."""
         if not isinstance(path, str) or not path.strip("/"):
@@ -228,7 +208,11 @@ class LockObject:
 
     @classmethod
     def parse(cls, name: str) -> LockObject:
-        """Parse a Hive display name (``db``, ``db@t``, ``db@t@k=v/k2=v2``)."""
+        """Parse a display name: Hive's (``db``, ``db@t``, ``db@t@k=v/k2=v2``) or a catalog's
+        (``ice.``, ``ice.db.``, ``ice.db.t``, ``ice.db.t@k=v``, ``ice.db.t@_sparklock_writers``)."""
+        head = name.split("@", 1)[0]
+        if SCOPE_END in head:
+            return cls._parse_scoped(name)
         parts = name.split("@", 2)
         db = unescape_path_name(parts[0])
         if len(parts) == 1:
@@ -236,10 +220,28 @@ class LockObject:
         table = unescape_path_name(parts[1])
         if len(parts) == 2:
             return cls(db, table)
-        if parts[2].startswith(FACET_PREFIX) and "=" not in parts[2]:
-            return cls(db, table, facet=parts[2][len(FACET_PREFIX) :])
+        return cls._below_table(db, table, parts[2], name)
+
+    @classmethod
+    def _parse_scoped(cls, name: str) -> LockObject:
+        head, _, rest = name.partition("@")
+        if is_scope(head):
+            if rest:
+                raise InvalidObjectError(f"a catalog or namespace has no parts below: {name!r}")
+            return cls(head)
+        scope, _, table = head.rpartition(SCOPE_END)
+        table = unescape_path_name(table)
+        if not rest:
+            return cls(scope + SCOPE_END, table)
+        return cls._below_table(scope + SCOPE_END, table, rest, name)
+
+    @classmethod
+    def _below_table(cls, db: str, table: str, rest: str, name: str) -> LockObject:
+        """A facet or partition of ``db``'s ``table`` from the display name's last part."""
+        if rest.startswith(FACET_PREFIX) and "=" not in rest:
+            return cls(db, table, facet=rest[len(FACET_PREFIX) :])
         spec = []
-        for comp in parts[2].split("/"):
+        for comp in rest.split("/"):
             if "=" not in comp:
                 raise InvalidObjectError(f"bad partition component {comp!r} in {name!r}")
             k, v = comp.split("=", 1)
@@ -257,29 +259,51 @@ class LockObject:
 
     @cached_property  # frozen: computed once (escaping is per character; lock sets sort on it)
     def components(self) -> tuple[str, ...]:
-        """Escaped znode path components below the namespace: ``(db, t, "k=v", "k2=v2")``."""
-        comps = [_escape_identifier("database", self.database)]
-        if self.table is not None:
-            comps.append(_escape_identifier("table", self.table))
+        """Escaped path components, one per level: ``(db, t, "k=v", "k2=v2")``, or in a catalog
+        scope ``("ice.", "a.", "t", "k=v")``."""
+        if is_scope(self.database):
+            comps = list(scope_components(self.database))
+            if self.table is not None:
+                comps.append(scope_part("table", self.table))
+        else:
+            comps = [escape_identifier("database", self.database)]
+            if self.table is not None:
+                comps.append(escape_identifier("table", self.table))
         for k, v in self.partition:
             comp = f"{escape_path_name(k)}={escape_path_name(v)}"
-            _check_length("partition", f"{k}={v}", comp)
+            check_length("partition", f"{k}={v}", comp)
             comps.append(comp)
         if self.facet is not None:
             comps.append(FACET_PREFIX + escape_path_name(self.facet))
         return tuple(comps)
 
     @property
+    def _table_depth(self) -> int:
+        """How many components name the table (or the database/scope when there is none)."""
+        return self.scope_depth + (self.table is not None)
+
+    @property
+    def scope_depth(self) -> int:
+        """How many components the database or catalog scope takes (1 for Hive's database)."""
+        return self.database.count(SCOPE_END) if is_scope(self.database) else 1
+
+    @property
     def partition_name(self) -> str:
         """Hive's partition name ``k1=v1/k2=v2`` (escaped), empty for databases and tables."""
-        return "/".join(self.components[2 : 2 + len(self.partition)])
+        start = self._table_depth
+        return "/".join(self.components[start : start + len(self.partition)])
 
     @property
     def name(self) -> str:
-        """Hive display name: ``db``, ``db@t``, ``db@t@k1=v1/k2=v2``."""
+        """Display name: ``db``, ``db@t``, ``db@t@k1=v1/k2=v2``; ``ice.db.``, ``ice.db.t``,
+        ``ice.db.t@k=v`` in a catalog scope (the scope and table joined as Spark writes them)."""
         comps = self.components
-        head = "@".join(comps[:2])
-        return head if len(comps) <= 2 else f"{head}@{'/'.join(comps[2:])}"
+        depth = self._table_depth
+        if is_scope(self.database):
+            head = "".join(comps[:depth])
+        else:
+            head = "@".join(comps[:depth])
+        return head if len(comps) <= depth else f"{head}@{'/'.join(comps[depth:])}"
 
     @cached_property
     def sort_key(self) -> str:
@@ -288,10 +312,6 @@ class LockObject:
         Joined by NUL, which no escaped component holds, so one string comparison orders two
         objects exactly as their components' tuples would (a lock set sorts thousands)."""
         return "\x00".join(self.components)
-
-    def path(self, namespace_root: str) -> str:
-        """Absolute znode path below ``namespace_root`` (e.g. ``/hive_zookeeper_namespace``)."""
-        return "/".join((namespace_root.rstrip("/"), *self.components))
 
     # -- hierarchy ----------------------------------------------------------------------------
     @cached_property  # lock sets walk up from every object: a wide read asks it thousands of times
@@ -302,6 +322,10 @@ class LockObject:
             return _interned(self.database, self.table, self.partition[:-1])
         if self.table is not None:
             return _interned(self.database, None, ())
+        if is_scope(self.database) and self.database.count(SCOPE_END) > 1:
+            # a namespace's parent: the namespace above it, up to the catalog
+            above = self.database[: -len(SCOPE_END)].rpartition(SCOPE_END)[0]
+            return _interned(above + SCOPE_END, None, ())
         return None
 
     def ancestors(self) -> list[LockObject]:

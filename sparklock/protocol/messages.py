@@ -173,20 +173,36 @@ def refused(error: str, failure: Failure) -> Done:
 @dataclass(frozen=True)
 class LockTarget:
     """What a lock statement names, resolved by the JVM: a database (``table`` None), a table, or a
-    partition (``partition``: leading (column, value) pairs in the table's column order)."""
+    partition (``partition``: leading (column, value) pairs in the table's column order).
+
+    An object of another catalog has its ``catalog`` and ``namespace`` parts (a namespace when
+    ``table`` is None); ``database`` then only shows the namespace."""
 
     database: str
     table: str | None = None
     partition: list[tuple[str, str | None]] | None = None
+    catalog: str | None = None
+    namespace: list[str] | None = None
 
     @classmethod
     def from_wire(cls, d: Mapping[str, Any]) -> LockTarget:
         pairs = d.get("partition")
+        namespace = d.get("namespace")
         return cls(
-            d["database"], d.get("table"), None if pairs is None else [tuple(p) for p in pairs]
+            d["database"],
+            d.get("table"),
+            None if pairs is None else [tuple(p) for p in pairs],
+            d.get("catalog"),
+            None if namespace is None else list(namespace),
         )
 
     def lock_object(self) -> LockObject:
+        if self.catalog is not None:
+            namespace = self.namespace or []
+            if self.table is None:
+                return LockObject.of_namespace(self.catalog, namespace)
+            table = LockObject.of_catalog_table(self.catalog, namespace, self.table)
+            return LockObject.of_partition(table.database, self.table, self.partition or [])
         if self.table is None:
             return LockObject.of_database(self.database)
         return LockObject.of_partition(self.database, self.table, self.partition or [])

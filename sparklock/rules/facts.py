@@ -49,7 +49,10 @@ class OwnerTable:
 
 @dataclass(frozen=True)
 class TableRef:
-    """A table or view of a catalog. ``partitions``: those read (after pruning); None = unknown."""
+    """A table or view of a catalog. ``partitions``: those read (after pruning); None = unknown.
+
+    ``database`` is the session catalog's database, or another catalog's namespace: its parts
+    joined by ``.``, a part holding ``.`` in backticks (``rules.targets.namespace_parts``)."""
 
     kind: ClassVar[str] = "table"
     catalog: str | None = None

@@ -22,22 +22,20 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ..config import Escalation
 from ..locks.model import LockMode, LockRequest
 from ..locks.objects import LockObject, ObjectKind
+from ..locks.statement_settings import Escalation
 from .command_classes import FAIL_SAFE
 from .command_rule import CommandRule, Target
 from .commands import BY_CLASS, NO_LOCK_CLASSES
+from .escalation import conf_escalation as _escalation_of
+from .escalation import escalate
 from .facts import (
-    ConnectorField,
-    ConnectorRef,
     ConstraintsField,
-    DatabaseField,
     Facts,
     FieldRef,
     ObjectRef,
     PartitionSpecsField,
-    PathField,
     PathRef,
     Spec,
     TableField,
@@ -46,81 +44,22 @@ from .facts import (
     WriteRef,
 )
 from .pinning import pinned_specs
+from .targets import field_object, is_unnamed, owned, partition, partition_object, table_object
 
 log = logging.getLogger("sparklock")
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
-SPARK_CATALOG = "spark_catalog"
-
-Named = ObjectRef | TableField | PathField
-"""What can name a lockable table or path: a read or write target, a command field."""
-
-
-def _owned(ref: PathRef | PathField) -> bool:
-    """Whether a catalog table owns the path (the JVM's ``ownerTable``)."""
-    return ref.owner_table is not None and bool(ref.owner_table.table)
-
-
-def _path_object(ref: PathRef | PathField, current_db: str) -> LockObject | None:
-    """A path reference: the table (or partition) owning it, else the path's own object."""
-    owner = ref.owner_table
-    if owner is not None and owner.table:
-        table = LockObject.of_table(owner.database or current_db, owner.table)
-        spec = owner.partition or {}
-        if spec:
-            return _partition(table, owner.partition_columns or list(spec), spec)
-        return table
-    return LockObject.of_path(str(ref.path)) if ref.path else None
-
-
-def _table_object(ref: Named, current_db: str = "default") -> LockObject | None:
-    """The lock object of a table reference, or None for what the catalog cannot name.
-
-    Path references resolve to the catalog table (or partition) owning the path, else to a path
-    object (``LockObject.of_path``)."""
-    if isinstance(ref, (PathRef, PathField)):
-        return _path_object(ref, current_db)
-    if isinstance(ref, ConnectorRef):
-        return LockObject.of_connector(ref.target) if ref.target else None
-    if not isinstance(ref, (TableRef, TableField)) or not ref.table:
-        return None
-    if ref.is_temp:
-        return None  # temporary views live in no catalog: their inputs are locked instead
-    catalog = ref.catalog or SPARK_CATALOG
-    if catalog != SPARK_CATALOG:
-        log.debug("sparklock: not locking %s in catalog %s", ref.table, catalog)
-        return None
-    return LockObject.of_table(ref.database or current_db, ref.table)
-
-
-def _partition(table: LockObject, columns: Iterable[str], spec: Spec) -> LockObject:
-    """A partition (or prefix) in the table's partition-column order."""
-    lowered = {str(k).lower(): v for k, v in spec.items()}
-    items = []
-    for col in columns:
-        key = col.lower()
-        if key not in lowered:
-            break  # a prefix stops at the first column without a value
-        items.append((key, lowered[key]))
-    return _partition_object(table.database, table.table or "", tuple(items))
-
-
-@functools.lru_cache(maxsize=1 << 15)
-def _partition_object(
-    database: str, table: str, items: tuple[tuple[str, str | None], ...]
-) -> LockObject:
-    """Made once per partition and reused by every statement that reads it: a wide read's lock
-    set is thousands of partitions, each validated and named once, not per statement."""
-    return LockObject.of_partition(database, table, items)
 
 
 def read_requests(
     ref: ObjectRef, current_db: str = "default", escalation: Escalation | None = None
 ) -> list[LockRequest]:
     """SHARED on the table (or view), and on every partition actually read."""
-    table = _table_object(ref, current_db)
+    table = table_object(ref, current_db)
     if table is None:
         return []
+    if is_unnamed(table):
+        return [LockRequest(table, X)]  # a catalog that could not name the table: fail closed
     if table.kind is not ObjectKind.TABLE:  # a path inside a table's partition directory
         return [LockRequest(table, S)]
     requests = [LockRequest(table, S)]
@@ -165,7 +104,7 @@ def _shared_partitions(
     out = []
     for spec in specs:
         if tuple(spec) != columns:
-            out.append(LockRequest(_partition(table, columns, spec), S))
+            out.append(LockRequest(partition(table, columns, spec), S))
             continue
         values = tuple(spec.values())
         req = made.get(values)
@@ -173,7 +112,7 @@ def _shared_partitions(
             if len(made) >= _REQUESTS_PER_TABLE:
                 made.clear()  # wider than kept: made again, statement by statement
             items = tuple(zip(keys, values, strict=True))
-            req = made[values] = LockRequest(_partition_object(database, name, items), S)
+            req = made[values] = LockRequest(partition_object(database, name, items), S)
         out.append(req)
     return out
 
@@ -190,26 +129,26 @@ def _table_requests(
 def write_requests(ref: WriteRef, current_db: str = "default") -> list[LockRequest]:
     """EXCLUSIVE on what an insert replaces or adds to, per Hive's design (HIVE-3509 fixed)."""
     target = ref.target
-    table = _table_object(target, current_db)
+    table = table_object(target, current_db)
     if table is None:
         return []
     if isinstance(target, PathRef):
         # A write by path: EXCLUSIVE on the path, or on the table (partition) owning it. The
         # write's own partitioning is relative to the path, so it is not used to narrow further.
         requests = [LockRequest(table, X)]
-        if _owned(target) and ref.file_based:
+        if owned(target) and ref.file_based:
             requests.append(LockRequest(LockObject.table_writers(table.database, table.table), X))
         return requests
     columns = target.partition_columns if isinstance(target, TableRef) else ()
     static = ref.static_partition
     locked = [table]
     if columns and static:
-        locked = [_partition(table, columns, static)]
+        locked = [partition(table, columns, static)]
         if locked[0].partition == ():
             locked = [table]
     elif columns and ref.row_constraints:
         pinned = pinned_specs(columns, ref.row_constraints)
-        locked = [_partition(table, columns, spec) for spec in pinned] or [table]
+        locked = [partition(table, columns, spec) for spec in pinned] or [table]
     requests = [LockRequest(obj, X) for obj in locked]
     if ref.file_based:
         requests.append(LockRequest(LockObject.table_writers(table.database, table.table), X))
@@ -222,18 +161,6 @@ class Plan:
 
     requests: list[LockRequest]
     command: str
-
-
-def _field_object(ref: FieldRef, current_db: str) -> LockObject | None:
-    if isinstance(ref, DatabaseField):
-        if not ref.database or (ref.catalog or SPARK_CATALOG) != SPARK_CATALOG:
-            return None
-        return LockObject.of_database(ref.database)
-    if isinstance(ref, (TableField, PathField)):
-        return _table_object(ref, current_db)
-    if isinstance(ref, ConnectorField) and ref.target:
-        return LockObject.of_connector(ref.target)
-    return None
 
 
 def _specs(ref: FieldRef | None) -> list[Spec]:
@@ -275,21 +202,23 @@ def _target_requests(target: Target, fields: Fields, current_db: str) -> list[Lo
 def _field_requests(
     target: Target, ref: FieldRef, fields: Fields, current_db: str
 ) -> list[LockRequest]:
-    obj = _field_object(ref, current_db)
+    obj = field_object(ref, current_db)
     if obj is None:
         return []
+    if is_unnamed(obj):
+        return [LockRequest(obj, X)]  # a catalog that could not name the table: fail closed
     pins = _first(fields, target.pinned_by) if target.pinned_by else None
     if isinstance(pins, ConstraintsField) and obj.kind is ObjectKind.TABLE:
         pinned = pinned_specs(pins.partition_columns, pins.values)
         if pinned:
             cols = pins.partition_columns
-            parts = [LockRequest(_partition(obj, cols, spec), target.mode) for spec in pinned]
+            parts = [LockRequest(partition(obj, cols, spec), target.mode) for spec in pinned]
             return [LockRequest(obj, S), *parts]
     specs = _specs(_first(fields, target.partitions)) if target.partitions else []
     if not specs or obj.table is None:
         return [LockRequest(obj, target.mode)]
     columns = (isinstance(ref, TableField) and ref.partition_columns) or [str(k) for k in specs[0]]
-    parts = [LockRequest(_partition(obj, columns, spec), target.partition_mode) for spec in specs]
+    parts = [LockRequest(partition(obj, columns, spec), target.partition_mode) for spec in specs]
     return [LockRequest(obj, S), *parts]
 
 
@@ -319,7 +248,7 @@ def command_requests(facts: Facts) -> list[LockRequest]:
         return _rule_requests(rule, fields, current_db)
     if class_name in NO_LOCK_CLASSES:
         return []
-    named = [o for f in facts.fields if (o := _field_object(f, current_db)) is not None]
+    named = [o for f in facts.fields if (o := field_object(f, current_db)) is not None]
     if named and class_name not in FAIL_SAFE:
         log.warning(
             "sparklock: command %s is not in the command table; taking EXCLUSIVE on %s",
@@ -349,74 +278,3 @@ def requests_for(facts: Facts, escalation: Escalation | None = None) -> Plan:
         requests.extend(write_requests(ref, current_db))
     requests.extend(command_requests(facts))
     return Plan(escalate(requests, escalation), facts.command or "")
-
-
-def _escalation_of(conf: Mapping[str, str] | None) -> Escalation:
-    if not conf:
-        return Escalation()
-    keys = ("spark.sparklock.lock.escalation.partitions", "spark.sparklock.lock.escalation.reads")
-    return _cached_escalation(tuple((k, str(conf[k])) for k in keys if k in conf))
-
-
-@functools.lru_cache(maxsize=64)
-def _cached_escalation(items: tuple[tuple[str, str], ...]) -> Escalation:
-    return Escalation.from_conf(dict(items))
-
-
-# -- lock escalation ----------------------------------------------------------------------------
-def escalate(requests: list[LockRequest], escalation: Escalation) -> list[LockRequest]:
-    """Fewer objects for statements that lock many partitions of one table (opt-in).
-
-    Per table, counting the distinct partitions (and prefixes) one statement locks:
-
-    * more than ``escalation.partitions`` locked EXCLUSIVE: EXCLUSIVE on the table replaces every
-      partition lock of it. Stronger than what it replaces (every partition lock of anyone else
-      carries SHARED on the table) and Hive-compatible.
-    * with ``escalation.reads``, more than ``escalation.partitions`` locked at all: SHARED on the
-      table and SHARED on its writers facet replace the SHARED partition locks (the EXCLUSIVE ones,
-      at most the threshold, stay). Partition writers take SHARED on the table only, so this is
-      correct only because, with ``reads`` on, every partition EXCLUSIVE lock also takes
-      EXCLUSIVE on its table's writers facet (added here to every statement, escalated or not).
-      A statement that already holds SHARED on a table's facet (``read_requests`` escalated one
-      big read early) counts as escalated for that table.
-    """
-    if not escalation.enabled:
-        return requests
-    limit = escalation.partitions
-    by_table: dict[LockObject, dict[LockObject, LockMode]] = {}
-    early: set[LockObject] = set()  # tables read-escalated by read_requests
-    for req in requests:
-        if req.obj.kind is ObjectKind.PARTITION:
-            table = LockObject.of_table(req.obj.database, req.obj.table or "")
-            modes = by_table.setdefault(table, {})
-            if modes.get(req.obj) is not X:
-                modes[req.obj] = req.mode
-        elif escalation.reads and req.obj.kind is ObjectKind.FACET and req.mode is S:
-            early.add(LockObject.of_table(req.obj.database, req.obj.table or ""))
-    replace: dict[LockObject, LockMode] = {}  # table -> escalated mode
-    for table, modes in by_table.items():
-        if sum(m is X for m in modes.values()) > limit:
-            replace[table] = X
-        elif escalation.reads and (len(modes) > limit or table in early):
-            replace[table] = S
-    out: list[LockRequest] = []
-    added: set[LockObject] = set()
-    for req in requests:
-        obj = req.obj
-        table = (
-            LockObject.of_table(obj.database, obj.table or "")
-            if obj.kind is ObjectKind.PARTITION
-            else None
-        )
-        mode = replace.get(table) if table is not None else None
-        if mode is X or (mode is S and req.mode is S):
-            if table not in added:
-                added.add(table)
-                out.append(LockRequest(table, mode))
-                if mode is S:
-                    out.append(LockRequest(LockObject.table_writers(obj.database, obj.table), S))
-            continue
-        out.append(req)
-        if escalation.reads and table is not None and req.mode is X:
-            out.append(LockRequest(LockObject.table_writers(obj.database, obj.table), X))
-    return out

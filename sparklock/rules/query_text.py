@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..config import QueryText
 from ..locks.model import LockMode, LockRequest
 from ..locks.objects import LockObject, ObjectKind
+from ..locks.statement_settings import QueryText
 
 
 def _group(obj: LockObject) -> LockObject:

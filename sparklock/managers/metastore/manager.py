@@ -147,7 +147,7 @@ class MetastoreLockManager(LockManager):
 
     def _refusal(self, lockid: int, lock_set: Sequence[LockRequest], sent) -> Refusal:
         """Why request ``lockid`` waits: the locks SHOW LOCKS names as blocking it."""
-        dbs = {r.obj.database for r in sent}
+        dbs = {mapping.metastore_database(r.obj) for r in sent}
         rows = self._call(self.client.show_locks, dbs.pop() if len(dbs) == 1 else None)
         blocker_ids = {r.blockedByExtId for r in rows if r.lockid == lockid and r.blockedByExtId}
         known = self._known()
@@ -257,10 +257,10 @@ class MetastoreLockManager(LockManager):
     def list_locks(
         self, obj: LockObject | None = None, *, descendants: bool = True, waiting: bool = False
     ) -> list[LockInfo]:
-        if obj is None:
+        if obj is None or (descendants and mapping.spans_databases(obj)):
             rows = self._call(self.client.show_locks)
         else:
-            rows = self._call(self.client.show_locks, obj.database, obj.table)
+            rows = self._call(self.client.show_locks, mapping.metastore_database(obj), obj.table)
         known = self._known()
         infos = [mapping.row_info(r, known) for r in rows]
         if obj is not None:
@@ -275,7 +275,7 @@ class MetastoreLockManager(LockManager):
         """Withdraw every granted request holding a lock on exactly ``obj`` (the metastore
         releases a request whole: a statement's set goes with its lock on ``obj``)."""
         known = self._known()
-        rows = self._call(self.client.show_locks, obj.database, obj.table)
+        rows = self._call(self.client.show_locks, mapping.metastore_database(obj), obj.table)
         rows = [r for r in rows if r.state == wire.ACQUIRED and mapping.row_object(r) == obj]
         infos = sorted((mapping.row_info(r, known) for r in rows), key=listing_order)
         if not infos:

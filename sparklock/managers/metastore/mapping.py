@@ -20,6 +20,15 @@ except that a database-level ``SHARED_READ`` meets nothing below the database. S
   partition-level component named ``_sparklock_facet=<facet>``: the metastore parses every
   partition-level name as ``k=v/...`` (Hive 4 fails the whole ``lock`` call otherwise), and no
   real partition has a column of that reserved name.
+* An object of another catalog (a v2 catalog that is not this metastore: JDBC, Iceberg on a
+  Hadoop or REST catalog, ...) is kept under a reserved database name, its scope as sparklock
+  names it (``jdb.x.`` for the namespace ``x`` of catalog ``jdb``, the table ``t`` below it as
+  ``jdb.x.`` / ``t``): the metastore accepts any database name in a lock request and checks
+  none exists, a ``.`` is in no Hive database name, and one database per scope keeps the
+  catalog → namespace → table hierarchy (each scope's SHARED ancestor is a database-level
+  component, which the metastore always sends). A catalog whose tables *are* this metastore's
+  (Iceberg's ``HiveCatalog``) should lock the metastore's own object instead:
+  :func:`metastore_database` is where that mapping goes.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from ...locks.objects import (
     LockObject,
     ObjectKind,
     escape_path_name,
+    is_scope,
     unescape_path_name,
 )
 from . import wire
@@ -66,6 +76,27 @@ def covered(request: LockRequest, own: Iterable[tuple[LockObject, LockMode]]) ->
     return False
 
 
+def metastore_database(obj: LockObject) -> str:
+    """The database name the metastore keeps ``obj`` under: its Hive database, or for an object
+    of another catalog its scope (a reserved name, see the module doc).
+
+    The one place that decides it: a catalog backed by this same metastore (Iceberg's
+    ``HiveCatalog``) would map its namespace to the metastore's database here."""
+    return obj.database
+
+
+def is_reserved_database(dbname: str) -> bool:
+    """Whether a metastore database name is a reserved one (another catalog's scope)."""
+    return is_scope(dbname)
+
+
+def spans_databases(obj: LockObject) -> bool:
+    """Whether the objects below ``obj`` are kept under other database names than its own (a
+    catalog's or namespace's: each namespace below is a database of its own), so that listing
+    them asks for every lock rather than one database's."""
+    return is_reserved_database(metastore_database(obj)) and obj.table is None
+
+
 def component(request: LockRequest) -> object:
     """The ``LockComponent`` of one request (no transaction: ``NO_TXN``)."""
     obj = request.obj
@@ -81,7 +112,7 @@ def component(request: LockRequest) -> object:
     return wire.LockComponent(
         type=_TYPE_OF_MODE[request.mode],
         level=level,
-        dbname=obj.database,
+        dbname=metastore_database(obj),
         tablename=table,
         partitionname=part,
         operationType=wire.NO_TXN,

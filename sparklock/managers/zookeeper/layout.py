@@ -2,6 +2,11 @@
 
 ``/<namespace>/<db>[/<table>[/k1=v1...]]/LOCK-SHARED-0000000007``: object nodes are persistent
 and empty, a lock is a sequential child of its object node (identical to Hive 2.3.10).
+
+Objects of other catalogs take one node per level of their scope, each ending with ``.``
+(``/<namespace>/ice./a./b./t/k=v/LOCK-...``): no Hive database name has a ``.``, so Hive's
+``ZooKeeperHiveLockManager`` never takes such a node for one of its databases or tables, and the
+trailing ``.`` tells a scope level from the table below it on the way back.
 """
 
 from __future__ import annotations
@@ -14,7 +19,13 @@ from typing import NamedTuple
 
 from ...errors import InvalidObjectError
 from ...locks.model import LockMode
-from ...locks.objects import FACET_PREFIX, LockObject, ObjectKind, unescape_path_name
+from ...locks.objects import (
+    FACET_PREFIX,
+    SCOPE_END,
+    LockObject,
+    ObjectKind,
+    unescape_path_name,
+)
 
 LOCK_PREFIX = "LOCK-"
 #: The child of the namespace root holding the markers of waiting ``retry`` requests
@@ -46,6 +57,11 @@ def parse_lock_name(name: str) -> LockName | None:
     return LockName(LockMode(m.group(1)), int(m.group(2)))
 
 
+def object_path(namespace_root: str, obj: LockObject) -> str:
+    """The znode of ``obj`` below ``namespace_root`` (e.g. ``/hive_zookeeper_namespace``)."""
+    return "/".join((namespace_root.rstrip("/"), *obj.components))
+
+
 def object_from_components(components: Sequence[str]) -> LockObject:
     """The object of a znode path below the namespace (components are escaped names).
 
@@ -53,16 +69,21 @@ def object_from_components(components: Sequence[str]) -> LockObject:
     would split a database or table name containing ``@``."""
     if not components:
         raise InvalidObjectError("the namespace root is not a lock object")
-    database = unescape_path_name(components[0])
-    if len(components) == 1:
+    depth = 1
+    if components[0].endswith(SCOPE_END):  # a catalog scope: every level ending with "."
+        while depth < len(components) and components[depth].endswith(SCOPE_END):
+            depth += 1
+        database = "".join(components[:depth])  # kept escaped: a scope is its escaped parts
+    else:
+        database = unescape_path_name(components[0])
+    if len(components) == depth:
         return LockObject(database)
-    table = unescape_path_name(components[1])
-    if len(components) == 3 and components[2].startswith(FACET_PREFIX) and "=" not in components[2]:
-        return LockObject(
-            database, table, facet=unescape_path_name(components[2][len(FACET_PREFIX) :])
-        )
+    table = unescape_path_name(components[depth])
+    rest = components[depth + 1 :]
+    if len(rest) == 1 and rest[0].startswith(FACET_PREFIX) and "=" not in rest[0]:
+        return LockObject(database, table, facet=unescape_path_name(rest[0][len(FACET_PREFIX) :]))
     spec = []
-    for comp in components[2:]:
+    for comp in rest:
         if "=" not in comp:
             raise InvalidObjectError(f"znode {comp!r} is not a partition component")
         key, value = comp.split("=", 1)

@@ -13,7 +13,13 @@ from ....errors import InvalidObjectError
 from ....locks.model import Contender, LockData, LockInfo, LockMode, LockState, listing_order, owns
 from ....locks.objects import LockObject
 from ....locks.waiting import with_states
-from ..layout import WAITING_CONTAINER, deepest_first, object_from_components, parse_lock_name
+from ..layout import (
+    WAITING_CONTAINER,
+    deepest_first,
+    object_from_components,
+    object_path,
+    parse_lock_name,
+)
 from ..wire.ops import children_of, data_of, node_data
 from ..wire.owners import OwnerRegistry
 from ..wire.transport import Transport
@@ -31,7 +37,7 @@ class TreeReader:
         return tuple(p for p in path[len(self.root) :].split("/") if p)
 
     def list_locks(self, obj: LockObject | None, descendants: bool) -> list[LockInfo]:
-        start = obj.path(self.root) if obj is not None else self.root
+        start = object_path(self.root, obj) if obj is not None else self.root
         level = [start]
         # (object path, lock path, mode) of lock nodes whose data the next read fetches
         pending_data: list[tuple[str, str, LockMode]] = []
@@ -100,7 +106,7 @@ class TreeReader:
 
     def locks_on(self, obj: LockObject, what: str) -> list[LockInfo]:
         """The locks directly on ``obj`` (two round trips: its children, then their data)."""
-        path = obj.path(self.root)
+        path = object_path(self.root, obj)
         (children,) = self.transport.read([children_of(path)], what)
         locks = []
         if isinstance(children, list):

@@ -179,7 +179,7 @@ final class CommandFields {
     return new TableField(
         name,
         parts.get(0),
-        String.join(".", parts.subList(1, parts.size() - 1)),
+        Refs.namespaceText(parts.subList(1, parts.size() - 1).toArray(new String[0])),
         parts.get(parts.size() - 1),
         null,
         List.of(),

@@ -319,7 +319,7 @@ final class FieldExtractors {
   private static String join(List<Object> parts) {
     List<String> out = new ArrayList<>();
     parts.forEach(p -> out.add(String.valueOf(p)));
-    return String.join(".", out);
+    return Refs.namespaceText(out.toArray(new String[0]));
   }
 
   /** Booleans, numbers, enums and Scala case objects (e.g. a view type): reported as values. */

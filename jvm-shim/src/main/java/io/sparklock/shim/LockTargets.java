@@ -20,12 +20,19 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchPartitionException;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
+import org.apache.spark.sql.connector.catalog.CatalogPlugin;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
 
 import scala.Option;
 
 /**
- * What a lock statement names, resolved through the session catalog (database default = current
- * database; {@code spark_catalog.} accepted; temp views and other catalogs refused). LOCK needs
+ * What a lock statement names, resolved as Spark resolves a name: a leading part naming a
+ * configured catalog picks it, else the current catalog ({@code USE cat.ns}) with its current
+ * namespace. Session-catalog names go through the session catalog (database default = current
+ * database; temp views refused); a table of another catalog is loaded from its {@code
+ * TableCatalog} (its identity partition columns order a spec). LOCK needs
  * the object to exist (table, database, partition or partition prefix), as Hive does: names become
  * the catalog's stored names and a partition spec the table's partition-column order (BRIDGE.md
  * "Command requests"). UNLOCK and SHOW LOCKS also take an object that no longer exists (or never
@@ -48,30 +55,117 @@ final class LockTargets {
   static Messages.LockTarget resolve(LockStatementCommand statement, SparkSession session)
       throws AnalysisException {
     LockTargets targets = new LockTargets(statement, session);
+    String other = targets.otherCatalog();
+    if (other != null) {
+      return statement.isDatabase() ? targets.catalogNamespace(other) : targets.catalogTable(other);
+    }
     return statement.isDatabase() ? targets.database() : targets.table();
   }
 
-  /** Name parts without an explicit {@code spark_catalog.} prefix; other catalogs refused. */
-  private List<String> sessionCatalogParts() throws AnalysisException {
-    List<String> parts = new ArrayList<>(statement.nameParts());
+  /**
+   * The catalog other than the session catalog that the name resolves in (its first part, or
+   * the current catalog for a name without one), or null for the session catalog. A one-part
+   * name that is a temporary view stays the session's, as Spark resolves temp views first.
+   */
+  private String otherCatalog() {
+    List<String> parts = statement.nameParts();
     CatalogManager catalogs = session.sessionState().catalogManager();
     if (parts.size() >= 2 && parts.get(0).equalsIgnoreCase(SESSION_CATALOG)) {
-      return parts.subList(1, parts.size());
+      return null;
     }
     if (parts.size() >= 2 && isOtherCatalog(parts.get(0))) {
-      throw unsupportedCatalog(parts.get(0));
+      return parts.get(0);
     }
     String current = catalogs.currentCatalog().name();
-    if (!current.equalsIgnoreCase(SESSION_CATALOG)) {
-      throw unsupportedCatalog(current);
+    if (current.equalsIgnoreCase(SESSION_CATALOG)
+        || (!statement.isDatabase() && parts.size() == 1
+            && session.sessionState().catalog().isTempView(ScalaInterop.seq(parts)))) {
+      return null;
+    }
+    return current;
+  }
+
+  /**
+   * The plugin of a catalog, loaded only where the statement needs it (LOCK checks existence,
+   * a PARTITION clause needs the partition columns): UNLOCK and SHOW LOCKS by name work even
+   * while the catalog cannot load, so a lock in it stays visible and removable.
+   */
+  private CatalogPlugin plugin(String catalog) {
+    return session.sessionState().catalogManager().catalog(catalog);
+  }
+
+  /** Name parts without an explicit {@code spark_catalog.} prefix. */
+  private List<String> sessionCatalogParts() {
+    List<String> parts = new ArrayList<>(statement.nameParts());
+    if (parts.size() >= 2 && parts.get(0).equalsIgnoreCase(SESSION_CATALOG)) {
+      return parts.subList(1, parts.size());
     }
     return parts;
   }
 
+  /** The name's parts after the catalog: all of them when it names none (the current one's). */
+  private List<String> partsIn(String catalog) {
+    List<String> parts = statement.nameParts();
+    boolean explicit = parts.size() >= 2 && parts.get(0).equals(catalog)
+        && isOtherCatalog(parts.get(0));
+    return explicit ? parts.subList(1, parts.size()) : parts;
+  }
+
+  /** A table (or partition) of another catalog: {@code cat.ns1.ns2.t}, or {@code t} after USE. */
+  private Messages.LockTarget catalogTable(String catalog) throws AnalysisException {
+    List<String> parts = partsIn(catalog);
+    String[] namespace = parts.size() == 1 && parts.size() == statement.nameParts().size()
+        ? session.sessionState().catalogManager().currentNamespace()
+        : parts.subList(0, parts.size() - 1).toArray(new String[0]);
+    String name = parts.get(parts.size() - 1);
+    List<String> shown = new ArrayList<>();
+    shown.add(catalog);
+    shown.addAll(Arrays.asList(namespace));
+    shown.add(name);
+    List<String> partitionColumns = List.of();
+    if (!byNameWhenMissing() || statement.partitionSpec() != null) {
+      if (!(plugin(catalog) instanceof TableCatalog tables)) {
+        throw unsupportedCatalog(catalog);
+      }
+      try {
+        partitionColumns = Refs.identityColumns(tables.loadTable(Identifier.of(namespace, name)));
+      } catch (AnalysisException e) { // NoSuchTableException: LOCK needs the table
+        if (!byNameWhenMissing()) {
+          throw e;
+        }
+        partitionColumns = null;
+      }
+    }
+    List<List<String>> partition = new ArrayList<>();
+    if (partitionColumns == null) {
+      for (String[] kv : statement.partitionSpec()) { // a missing table: the spec as written
+        partition.add(Arrays.asList(kv[0], kv[1]));
+      }
+    } else {
+      for (String[] kv : normalizeSpec(partitionColumns, shown)) {
+        partition.add(Arrays.asList(kv[0], kv[1]));
+      }
+    }
+    return new Messages.LockTarget(Refs.namespaceText(namespace), name, partition,
+        catalog, Arrays.asList(namespace));
+  }
+
+  /** A namespace of another catalog: {@code LOCK DATABASE cat.ns} (or {@code ns} after USE). */
+  private Messages.LockTarget catalogNamespace(String catalog) throws AnalysisException {
+    String[] namespace = partsIn(catalog).toArray(new String[0]);
+    if (!byNameWhenMissing()) {
+      if (!(plugin(catalog) instanceof SupportsNamespaces namespaces)) {
+        throw unsupportedCatalog(catalog);
+      }
+      namespaces.loadNamespaceMetadata(namespace); // NoSuchNamespaceException
+    }
+    return new Messages.LockTarget(Refs.namespaceText(namespace), null, null, catalog,
+        Arrays.asList(namespace));
+  }
+
   /**
    * Whether {@code name} names a configured catalog ({@code spark.sql.catalog.<name>}), checked
-   * on the conf rather than by loading the plugin (a catalog that fails to load is still not
-   * ours to lock).
+   * on the conf rather than by loading the plugin (UNLOCK and SHOW LOCKS by name need no plugin).
    */
   private boolean isOtherCatalog(String name) {
     return session.sessionState().conf().contains("spark.sql.catalog." + name);
@@ -125,7 +219,8 @@ final class LockTargets {
     List<String> partitionColumns = delta && meta.partitionColumnNames().isEmpty()
         ? DeltaConstraints.partitionColumnsAt(session, meta.location().toString())
         : ScalaInterop.list(meta.partitionColumnNames());
-    List<String[]> normalized = normalizeSpec(partitionColumns, db, table);
+    List<String[]> normalized =
+        normalizeSpec(partitionColumns, Arrays.asList(SESSION_CATALOG, db, table));
     if (!normalized.isEmpty() && !byNameWhenMissing() && !delta) {
       requireExistingPartition(catalog, db, table, normalized);
     }
@@ -184,7 +279,7 @@ final class LockTargets {
    * column must be a partition column; together they must be a leading prefix of the partition
    * columns (a partition, or a partition prefix such as {@code p=1} of {@code (p, q)}).
    */
-  private List<String[]> normalizeSpec(List<String> partitionColumns, String db, String table)
+  private List<String[]> normalizeSpec(List<String> partitionColumns, List<String> shownName)
       throws AnalysisException {
     List<String[]> out = new ArrayList<>();
     List<String[]> spec = statement.partitionSpec();
@@ -192,7 +287,7 @@ final class LockTargets {
       return out;
     }
     boolean caseSensitive = session.sessionState().conf().caseSensitiveAnalysis();
-    String tableName = quoted(Arrays.asList(SESSION_CATALOG, db, table));
+    String tableName = quoted(shownName);
     String operation = statement.operation();
     Map<String, String> byColumn = new LinkedHashMap<>();
     for (String[] kv : spec) {
@@ -230,7 +325,6 @@ final class LockTargets {
 
   private AnalysisException unsupportedCatalog(String catalogName) {
     return analysis("UNSUPPORTED_FEATURE.CATALOG_OPERATION", "catalogName", quote(catalogName),
-        "operation", statement.operation() + " (sparklock locks objects of the session catalog "
-            + SESSION_CATALOG + " only)");
+        "operation", statement.operation() + " (the catalog names no tables or namespaces)");
   }
 }

@@ -101,9 +101,19 @@ public final class Messages {
   /** One lock EXPLAIN LOCKS shows (its columns, as {@link LockRow}'s for SHOW LOCKS). */
   public record PlannedLock(String name, String mode) {}
 
-  /** What a lock statement names: a database ({@code table} null) or a table/partition. */
+  /**
+   * What a lock statement names: a database ({@code table} null) or a table/partition. An object
+   * of another catalog has its {@code catalog} and {@code namespace} parts (a namespace when
+   * {@code table} is null); {@code database} then shows the namespace as Spark quotes it.
+   */
   @JsonInclude(JsonInclude.Include.NON_NULL)
-  public record LockTarget(String database, String table, List<List<String>> partition) {}
+  public record LockTarget(String database, String table, List<List<String>> partition,
+      String catalog, List<String> namespace) {
+    /** An object of the session catalog (Hive's database, table or partition). */
+    public LockTarget(String database, String table, List<List<String>> partition) {
+      this(database, table, partition, null, null);
+    }
+  }
 
   /** SHOW LOCKS [object]: the locks on {@code object} and below (null: every lock). */
   @JsonInclude(JsonInclude.Include.NON_NULL)

@@ -106,8 +106,10 @@ final class Refs {
       }
       return new ConnectorRef(r.table().name(), null);
     }
+    // a catalog's table without its identifier is no name to lock by: no table, so Python
+    // locks the whole catalog (fail closed)
     String database = null;
-    String table = r.table().name();
+    String table = null;
     if (r.identifier().isDefined()) {
       Identifier id = r.identifier().get();
       database = namespace(id);
@@ -172,7 +174,20 @@ final class Refs {
   }
 
   static String namespace(Identifier id) {
-    return id.namespace().length == 0 ? null : String.join(".", id.namespace());
+    return id.namespace().length == 0 ? null : namespaceText(id.namespace());
+  }
+
+  /**
+   * A namespace's parts joined by {@code .}, a part holding {@code .} or a backtick quoted in
+   * backticks as Spark quotes identifiers (so Python splits it back exactly); a plain
+   * one-part namespace (a session database) stays as it is.
+   */
+  static String namespaceText(String... parts) {
+    List<String> out = new ArrayList<>();
+    for (String p : parts) {
+      out.add(p.contains(".") || p.contains("`") ? "`" + p.replace("`", "``") + "`" : p);
+    }
+    return String.join(".", out);
   }
 
   static List<String> identityColumns(Table t) {
