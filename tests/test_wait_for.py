@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from sparklock.locks.model import LockData, LockInfo, LockMode, LockState, LockType
-from sparklock.locks.objects import LockObject
-from sparklock.locks.wait_for import WaitEdge, deadlocks, edges_from_listing, victim_of
+from sparklock.locks.model import LockMode
+from sparklock.locks.wait_for import WaitEdge, deadlocks, runs, statement, victim_of
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 
@@ -36,6 +35,7 @@ def test_the_two_table_cycle():
     text = d.describe()
     assert "s1 waits for EXCLUSIVE on db@b, held EXCLUSIVE by s2" in text
     assert "s2 waits for EXCLUSIVE on db@a, held EXCLUSIVE by s1" in text
+    assert text.startswith("deadlock between 2 waiting statements: ")
     assert text.endswith("victim: s2")
 
 
@@ -78,24 +78,25 @@ def test_a_wide_graph_without_cycles_is_cheap_and_clean():
     assert len(deadlocks(edges + [edge("w5000", "w0")])) == 1
 
 
-def info(name: str, mode: LockMode, query: str, state: LockState, *blockers: str) -> LockInfo:
-    data = LockData(query, 1000, LockType.EXPLICIT, wait_since_ms=2000 if blockers else 0)
-    return LockInfo(LockObject.parse(name), mode, data, query, None, state, blockers)
+def test_two_statements_of_one_session_in_two_threads_are_no_cycle():
+    # s1's statement A holds a (implicit) and waits for nothing; s1's B waits for s2's explicit b;
+    # s2's statement C waits for a, held by A: A ends by itself, so nothing is stuck.
+    a, b, c = statement("s1", "A"), statement("s1", "B"), statement("s2", "C")
+    edges = [edge(b, "s2", "db@b"), runs("s1", "B"), edge(c, a, "db@a"), runs("s2", "C")]
+    assert deadlocks(edges) == []
 
 
-def test_edges_from_a_listing():
-    owners = {"q1": "session-1", "q2": "session-2"}
-    rows = [
-        info("db@a", X, "q1", LockState.ACQUIRED),
-        info("db@a", X, "q2", LockState.WAITING, "EXCLUSIVE db@a query_id=q1"),
-        info("db@b", X, "q2", LockState.ACQUIRED),
-        info("db@b", S, "q1", LockState.WAITING, "EXCLUSIVE db@b query_id=q2"),
-        info("db@c", S, "q9", LockState.WAITING, "EXCLUSIVE db@c query_id=q8"),  # unknown owners
+def test_sessions_holding_explicit_locks_while_their_statements_wait():
+    # s1 holds LOCK TABLE a and its statement q1 waits for b; s2 holds b and its q2 waits for a
+    q1, q2 = statement("s1", "q1"), statement("s2", "q2")
+    edges = [
+        edge(q1, "s2", "db@b", since=100),
+        runs("s1", "q1", 100),
+        edge(q2, "s1", "db@a", since=200),
+        runs("s2", "q2", 200),
     ]
-    edges = edges_from_listing(rows, lambda i: owners.get(i.data.query_id))
-    assert {(e.waiter, e.holder, e.obj) for e in edges} == {
-        ("session-2", "session-1", "db@a"),
-        ("session-1", "session-2", "db@b"),
-    }
     (d,) = deadlocks(edges)
-    assert set(d.owners) == {"session-1", "session-2"}
+    assert d.victim == q2  # a statement, never a session
+    text = d.describe()
+    assert text.startswith("deadlock between 2 waiting statements: ")
+    assert "s2 statement q2 waits for EXCLUSIVE on db@a, held EXCLUSIVE by s1" in text

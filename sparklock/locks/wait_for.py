@@ -6,19 +6,26 @@ and another holds ``b`` while it asks for ``a``. Each waiting request points at 
 locks (granted or queued ahead of it) stand in its way; a cycle of such edges never untangles by
 itself, so one waiter in it must give up.
 
+The nodes are statements and sessions. A waiting statement points at what holds the lock in its
+way: the statement, for an implicit lock (it releases when that statement ends), or the session,
+for an explicit one (it releases only when the session says UNLOCK). A session points at each of
+its own waiting statements (:func:`runs`): while one waits, the session says nothing else. So
+two statements of one session in two threads never look like a cycle, and a session that holds
+``LOCK TABLE a`` while its statement waits for ``b`` does.
+
 Every participant that looks at the same graph must pick the same victim, without talking to the
 others: the rule is deterministic over what the graph itself carries. The victim is the
-**youngest waiter** of the cycle (the one that started waiting last: it has lost the least
-work), ties broken by the larger owner key. Pure: no manager, no Spark; the managers build the
-edges from what they list (:func:`edges_from_listing`).
+**youngest waiting statement** of the cycle (the one that started waiting last: it has lost the
+least work), ties broken by the larger node name. Pure: no manager, no Spark; the managers build
+the edges from what they hold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .model import LockInfo, LockMode, LockState
+from .model import LockMode
 
 
 @dataclass(frozen=True)
@@ -33,11 +40,31 @@ class WaitEdge:
     #: since when the waiter waits (epoch ms; 0 when unknown)
     since_ms: int = 0
 
+    @property
+    def is_wait(self) -> bool:
+        """A statement waiting for a lock (not a session waiting for its own statement)."""
+        return bool(self.obj)
+
     def describe(self) -> str:
+        if not self.is_wait:
+            return f"{self.waiter} waits for its own {self.holder}"
         return (
             f"{self.waiter} waits for {self.waiter_mode.value} on {self.obj}, "
             f"held {self.holder_mode.value} by {self.holder}"
         )
+
+
+def statement(owner: str, query_id: str) -> str:
+    """The node of one statement (a lock set) of ``owner``."""
+    return f"{owner} statement {query_id}"
+
+
+def runs(owner: str, query_id: str, since_ms: int = 0) -> WaitEdge:
+    """``owner`` (a session) waits for its own waiting statement: its explicit locks stay until
+    that statement is done."""
+    return WaitEdge(
+        owner, statement(owner, query_id), "", LockMode.SHARED, LockMode.SHARED, since_ms
+    )
 
 
 @dataclass(frozen=True)
@@ -53,8 +80,9 @@ class Deadlock:
 
     def describe(self) -> str:
         """The cycle in words, for the victim's error and the log: who holds and waits for what."""
-        waits = "; ".join(e.describe() for e in self.cycle)
-        return f"deadlock between {len(self.cycle)} lock owners: {waits}; victim: {self.victim}"
+        waits = "; ".join(e.describe() for e in self.cycle if e.is_wait)
+        n = sum(1 for e in self.cycle if e.is_wait)
+        return f"deadlock between {n} waiting statements: {waits}; victim: {self.victim}"
 
 
 def _strongly_connected(graph: Mapping[str, set[str]]) -> list[list[str]]:
@@ -147,43 +175,10 @@ def deadlocks(edges: Iterable[WaitEdge]) -> list[Deadlock]:
 
 
 def victim_of(cycle: Sequence[WaitEdge]) -> str:
-    """The youngest waiter (latest ``since_ms``), ties to the larger owner key: one answer for
-    every reader of the same graph."""
+    """The youngest waiting statement (latest ``since_ms``), ties to the larger node name: one
+    answer for every reader of the same graph."""
     since: dict[str, int] = {}
     for e in cycle:
-        since[e.waiter] = max(since.get(e.waiter, 0), e.since_ms)
+        if e.is_wait:
+            since[e.waiter] = max(since.get(e.waiter, 0), e.since_ms)
     return max(since, key=lambda owner: (since[owner], owner))
-
-
-def edges_from_listing(
-    infos: Iterable[LockInfo], owner_of: Callable[[LockInfo], str | None]
-) -> list[WaitEdge]:
-    """The wait-for edges a SHOW LOCKS listing shows: every WAITING entry towards the owner of each
-    entry on the same object it is blocked by (``blocked_by`` names the mode, object and query).
-
-    ``owner_of`` names an entry's owner (a session, a driver's statement); entries it cannot name
-    give no edge, so an unknown party can hide a cycle but never invent one."""
-    rows = list(infos)
-    by_object: dict[str, list[LockInfo]] = {}
-    for info in rows:
-        by_object.setdefault(info.name, []).append(info)
-    edges = []
-    for info in rows:
-        if info.state is not LockState.WAITING:
-            continue
-        waiter = owner_of(info)
-        if waiter is None:
-            continue
-        since = info.data.wait_since_ms or info.data.lock_time_ms
-        for text in info.blocked_by:
-            mode_text, _, rest = text.partition(" ")
-            query = rest.rpartition(" query_id=")[2]
-            for other in by_object.get(info.name, ()):
-                if other is info or other.mode.value != mode_text:
-                    continue
-                if (other.data.query_id or "?") != query:
-                    continue
-                holder = owner_of(other)
-                if holder is not None:
-                    edges.append(WaitEdge(waiter, holder, info.name, info.mode, other.mode, since))
-    return edges
