@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .errors import (
     ConfigError,
+    DeadlockError,
     LockConflictError,
     LockManagerUnavailableError,
     LocksLostError,
@@ -25,6 +26,7 @@ from .spark.builder import configure
 
 __all__ = [
     "ConfigError",
+    "DeadlockError",
     "LockConflictError",
     "LockManagerUnavailableError",
     "LockWaitCancelledError",

@@ -208,6 +208,31 @@ def _describe(h: Holder) -> str:
     )
 
 
+class DeadlockError(SparkLockError):
+    """The statement waited in a cycle of lock owners (each holding what the next one waits for)
+    and was chosen to give up so that the others proceed; it holds none of the locks it asked
+    for. ``cycle`` names who holds and who waits for what, ``victim`` the owner that gave up
+    (the youngest waiter). Retrying is safe: the others finish first."""
+
+    code = "LOCK_DEADLOCK"
+
+    def __init__(self, object_name: str, mode: str, cycle: str, victim: str) -> None:
+        self.object_name = object_name
+        self.mode = mode
+        self.cycle = cycle
+        self.victim = victim
+        super().__init__(
+            f"{self.code}: gave up waiting for {mode} lock on {object_name} to break a {cycle}",
+            {"object": object_name, "mode": mode, "cycle": cycle, "victim": victim},
+        )
+
+    def _restore(self, parameters: Mapping[str, str]) -> None:
+        self.object_name = parameters.get("object", "")
+        self.mode = parameters.get("mode", "")
+        self.cycle = parameters.get("cycle", "")
+        self.victim = parameters.get("victim", "")
+
+
 class NotLockedError(SparkLockError):
     """UNLOCK of an object that holds no lock (Hive: "Table t is not locked")."""
 
@@ -287,6 +312,7 @@ CLASSES: dict[str, type[SparkLockError]] = {
         ConfigError,
         InvalidObjectError,
         LockConflictError,
+        DeadlockError,
         NotLockedError,
         LocksLostError,
         LockManagerUnavailableError,

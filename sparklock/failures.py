@@ -26,10 +26,12 @@ class Condition(Enum):
     SQLSTATE classes follow the SQL standard where one fits (``08`` connection, ``22`` data,
     ``40`` transaction, ``42`` syntax or access, ``55`` object state, ``57`` operator
     intervention, ``58`` system) and PostgreSQL's subclasses that JDBC tools already know
-    (``55P03`` lock not available, ``57014`` query cancelled, ``42501`` insufficient privilege).
+    (``55P03`` lock not available, ``40P01`` deadlock detected, ``57014`` query cancelled,
+    ``42501`` insufficient privilege).
     """
 
     LOCK_CONFLICT = ("55P03", "a lock could not be acquired within the wait budget")
+    LOCK_DEADLOCK = ("40P01", "the statement was chosen to break a deadlock between lock owners")
     LOCK_WAIT_CANCELLED = ("57014", "the statement was cancelled while waiting for locks")
     LOCKS_LOST = ("40003", "a statement's locks were lost while it ran (outcome unknown)")
     INVALID_CONFIG = ("22022", "a `spark.sparklock.*` value that cannot be used")

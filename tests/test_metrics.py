@@ -20,6 +20,7 @@ import uuid
 import pytest
 from kazoo.client import KazooClient  # noqa: E402
 
+import sparklock  # noqa: E402
 from sparklock import telemetry  # noqa: E402
 from sparklock.service import get_service  # noqa: E402
 from sparklock.spark import telemetry_sink  # noqa: E402
@@ -44,6 +45,7 @@ SPARK = SparkSpec(
     setup_sql=(
         "CREATE TABLE t (k INT) USING parquet",
         "INSERT INTO t VALUES (1), (2)",
+        "CREATE TABLE u (k INT) USING parquet",
     ),
 )
 
@@ -165,6 +167,38 @@ def test_cancelled_wait_is_counted_and_logged(spark):
     assert delta(after, before, "conflicts") == 0
     assert after["waiting"] == 0
     assert wait_for(lambda: _refusals(spark, "LOCK_WAIT_CANCELLED"), 20)
+
+
+def test_a_deadlock_fails_its_victim_at_once_counted_and_logged(spark):
+    """Two sessions, each holding one table and asking for the other's: the one that closed the
+    cycle (the youngest waiter) fails with LOCK_DEADLOCK long before the 100 s budget; the other
+    is granted once the victim's session unlocks."""
+    before = sparklock_metrics(spark)
+    s1, s2 = session(spark), session(spark)
+    s1.sql("LOCK TABLE t EXCLUSIVE")
+    s2.sql("LOCK TABLE u EXCLUSIVE")
+    t1, box = in_thread(lambda: s1.sql("LOCK TABLE u EXCLUSIVE"))
+    assert wait_for(lambda: get_service().waiting() == 1, 20)
+    start = time.monotonic()
+    with pytest.raises(sparklock.DeadlockError) as caught:
+        s2.sql("LOCK TABLE t EXCLUSIVE")
+    assert time.monotonic() - start < 30  # found when it closed, not at the budget's end
+    e = caught.value
+    assert e.getCondition() == "LOCK_DEADLOCK" and e.getSqlState() == "40P01"
+    assert e.object_name == "default@t" and "held EXCLUSIVE by" in e.cycle
+    assert t1.is_alive()
+    s2.sql("UNLOCK TABLE u")
+    t1.join(30)
+    assert "error" not in box, box
+    s1.sql("UNLOCK TABLE t")
+    s1.sql("UNLOCK TABLE u")
+    after = sparklock_metrics(spark)
+    assert delta(after, before, "deadlocks") == 1
+    assert delta(after, before, "conflicts") == 0
+    (event,) = wait_for(lambda: _refusals(spark, "LOCK_DEADLOCK"), 20) and _refusals(
+        spark, "LOCK_DEADLOCK"
+    )
+    assert "deadlock between 2 waiting statements" in event["error"]
 
 
 def _refusals(spark, code: str) -> list[dict]:

@@ -167,6 +167,7 @@ class LockManager(ABC):
                         refusal.holders,
                     )
                     shown = self._show_waiting(shown, row)
+                    self._check_deadlock(owner, data.query_id, refusal.request)
                     if _sleep(settings.retry_interval, cancel):
                         raise AcquisitionCancelled(refusal.request.name)
         finally:
@@ -184,6 +185,12 @@ class LockManager(ABC):
 
     def _hide_waiting(self, shown: object) -> None:
         """The request was granted, refused or cancelled: its WAITING row goes."""
+        return None
+
+    def _check_deadlock(self, owner: str, query_id: str, request: LockRequest) -> None:
+        """Between two ``retry`` attempts: raise :class:`~sparklock.errors.DeadlockError` if
+        the statement waits in a cycle (:mod:`sparklock.locks.wait_for`) and is its victim.
+        Default: no detection."""
         return None
 
     @abstractmethod

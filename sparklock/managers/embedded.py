@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..errors import NotLockedError
+from ..errors import DeadlockError, NotLockedError
 from ..locks.model import (
     Contender,
     LockData,
@@ -23,11 +23,14 @@ from ..locks.model import (
     LockRequest,
     LockSettings,
     LockState,
+    LockType,
+    compatible,
     decide,
     listing_order,
     owns,
 )
 from ..locks.objects import LockObject, ObjectKind
+from ..locks.wait_for import Deadlock, WaitEdge, deadlocks, runs, statement
 from ..locks.waiting import with_states
 from .backend import Backend, ManagerConfig
 from .base import (
@@ -106,6 +109,8 @@ class EmbeddedLockManager(LockManager):
         # ``retry`` requests sleeping between attempts: their WAITING rows, by token
         self._waiters: dict[int, LockInfo] = {}
         self._waiter_ids = itertools.count()
+        # deadlocks whose victim was woken already (a victim wakes once per cycle, not per waiter)
+        self._announced: set[tuple[str, frozenset[WaitEdge]]] = set()
 
     # -- grant rule helpers (call with the condition held) ------------------------------------
     def _blockers(self, entry: _Entry) -> list[_Entry]:
@@ -201,6 +206,7 @@ class EmbeddedLockManager(LockManager):
                     if not data.wait_since_ms:  # the set's later locks: since when it waited
                         data = dataclasses.replace(data, wait_since_ms=entry.data.lock_time_ms)
                     refusal = Refusal(req, [b.info() for b in blockers])
+                    self._give_up_if_victim(owner, data.query_id, req, taken)
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         self._remove(taken)
@@ -212,6 +218,61 @@ class EmbeddedLockManager(LockManager):
                     slice_s = min(remaining, _CANCEL_CHECK) if cancel else remaining
                     self._cond.wait(min(slice_s, max(waiter.until_warning(), 0.01)))
             return self._held(taken, data, owner)
+
+    # -- deadlocks (call with the condition held) ----------------------------------------------
+    def _wait_edges(self) -> list[WaitEdge]:
+        """Who waits for whom now (:mod:`sparklock.locks.wait_for`): queued entries behind their
+        blockers, and ``retry`` requests between attempts behind the entries that refused them."""
+        edges = []
+        for bucket in self._entries.values():
+            if len(bucket) < 2:
+                continue
+            for e in bucket.values():
+                blockers = self._blockers(e)
+                if blockers:
+                    since = e.data.wait_since_ms or e.data.lock_time_ms
+                    edges += _edges(e.owner, e.data.query_id, e.obj, e.mode, since, blockers)
+        for row in self._waiters.values():
+            if row.owner is None:
+                continue
+            blockers = [
+                b
+                for b in self._entries.get(row.obj, {}).values()
+                if not _is_own_explicit(row.owner, b) and not compatible(row.mode, b.mode)
+            ]
+            since = row.data.wait_since_ms or row.data.lock_time_ms
+            edges += _edges(row.owner, row.data.query_id, row.obj, row.mode, since, blockers)
+        return edges
+
+    def _deadlock_of(self, owner: str, query_id: str) -> Deadlock | None:
+        node = statement(owner, query_id)
+        for found in deadlocks(self._wait_edges()):
+            if node in found.owners:
+                return found
+        return None
+
+    def _give_up_if_victim(
+        self, owner: str, query_id: str, req: LockRequest, taken: list[_Entry]
+    ) -> None:
+        """Raise :class:`DeadlockError` (nothing held) if the statement waits in a cycle and is
+        its victim; if another is, wake it so that it gives up now rather than at its next look."""
+        found = self._deadlock_of(owner, query_id)
+        if found is None:
+            return
+        if found.victim == statement(owner, query_id):
+            self._remove(taken)
+            raise deadlock_error(found, req)
+        key = (found.victim, frozenset(found.cycle))
+        if key not in self._announced:
+            if len(self._announced) > 1024:
+                self._announced.clear()
+            self._announced.add(key)
+            self._cond.notify_all()
+
+    def _check_deadlock(self, owner: str, query_id: str, request: LockRequest) -> None:
+        """A ``retry`` request between attempts (it holds none of its set)."""
+        with self._cond:
+            self._give_up_if_victim(owner, query_id, request, [])
 
     # -- the rest of the API ------------------------------------------------------------------
     def release(self, held: HeldLocks) -> None:
@@ -291,6 +352,25 @@ def _is_own_explicit(owner: str, other: _Entry) -> bool:
     if owns(owner, f"{other.seq:010d}"):
         return True
     return other.owner == owner and other.data.lock_type.value == "EXPLICIT"
+
+
+def _edges(
+    owner: str, query_id: str, obj: LockObject, mode: LockMode, since: int, blockers: list[_Entry]
+) -> list[WaitEdge]:
+    """A waiting statement's edges: to each blocker's statement (implicit) or session (explicit),
+    and its session's edge to it."""
+    waiter = statement(owner, query_id)
+    edges = [runs(owner, query_id, since)]
+    for b in blockers:
+        explicit = b.data.lock_type is LockType.EXPLICIT
+        holder = b.owner if explicit else statement(b.owner, b.data.query_id)
+        edges.append(WaitEdge(waiter, holder, obj.name, mode, b.mode, since))
+    return edges
+
+
+def deadlock_error(found: Deadlock, req: LockRequest) -> DeadlockError:
+    """The victim's error: the lock it wanted and the cycle it broke."""
+    return DeadlockError(req.name, req.mode.value, found.describe(), found.victim)
 
 
 def _kind_word(obj: LockObject) -> str:

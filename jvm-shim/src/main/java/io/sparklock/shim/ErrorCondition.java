@@ -9,6 +9,7 @@ package io.sparklock.shim;
  */
 public enum ErrorCondition {
   LOCK_CONFLICT("55P03"),
+  LOCK_DEADLOCK("40P01"),
   LOCK_WAIT_CANCELLED("57014"),
   LOCKS_LOST("40003"),
   INVALID_CONFIG("22022"),

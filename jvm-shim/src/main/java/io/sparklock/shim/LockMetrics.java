@@ -33,6 +33,7 @@ public final class LockMetrics implements Source {
   final Counter acquisitions = registry.counter("acquisitions");
   final Counter conflicts = registry.counter("conflicts");
   final Counter cancelledWaits = registry.counter("cancelledWaits");
+  final Counter deadlocks = registry.counter("deadlocks");
   final Counter failedAcquisitions = registry.counter("failedAcquisitions");
   final Counter releases = registry.counter("releases");
   final Counter releasesRetried = registry.counter("releasesRetried");

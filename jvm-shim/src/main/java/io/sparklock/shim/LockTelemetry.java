@@ -57,6 +57,8 @@ public final class LockTelemetry {
       m.conflicts.inc();
     } else if ("LOCK_WAIT_CANCELLED".equals(code)) {
       m.cancelledWaits.inc();
+    } else if ("LOCK_DEADLOCK".equals(code)) {
+      m.deadlocks.inc();
     } else {
       m.failedAcquisitions.inc();
     }
