@@ -31,6 +31,7 @@ from .command_rule import (
 )
 from .delta import PINNED, PINS
 from .delta import ROWS as DELTA_ROWS
+from .iceberg import ROWS as ICEBERG_ROWS
 
 # Spark SQL (session catalog; class names as analysed by Spark 4.x)
 RULES: tuple[CommandRule, ...] = (
@@ -424,7 +425,9 @@ RULES: tuple[CommandRule, ...] = (
     ),
 )
 
-RULES += tuple(rule(c, s, *(Target(*t) for t in ts), note=n) for c, s, ts, n in DELTA_ROWS)
+RULES += tuple(
+    rule(c, s, *(Target(*t) for t in ts), note=n) for c, s, ts, n in DELTA_ROWS + ICEBERG_ROWS
+)
 
 BY_CLASS: dict[str, CommandRule] = {r.class_name: r for r in RULES}
 """The rows by full class name: what the policy looks up (the facts' ``commandClass``)."""

@@ -335,9 +335,13 @@ final class FieldExtractors {
     return (n.contains("table") || n.contains("target")) && !n.contains("query");
   }
 
-  /** A field naming a table by its parts ({@code newName}, {@code tableName}). */
+  /**
+   * A field naming a table by its parts ({@code newName}, {@code tableName}, and the
+   * {@code table} of Iceberg's DDL plans: the name as written).
+   */
   private static boolean isTableName(String name) {
-    return name.toLowerCase(Locale.ROOT).endsWith("name") && !isDatabaseName(name);
+    String n = name.toLowerCase(Locale.ROOT);
+    return (n.endsWith("name") || n.equals("table")) && !isDatabaseName(name);
   }
 
   /** A data source's options map (not a table's properties: those name no path it touches). */

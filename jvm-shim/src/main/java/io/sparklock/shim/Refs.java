@@ -109,7 +109,7 @@ final class Refs {
     String database = null;
     String table = r.table().name();
     if (r.identifier().isDefined()) {
-      Identifier id = r.identifier().get();
+      Identifier id = IcebergTables.base(r.table(), r.identifier().get());
       database = namespace(id);
       table = id.name();
     }
