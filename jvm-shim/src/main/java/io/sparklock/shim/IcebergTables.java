@@ -16,7 +16,7 @@ final class IcebergTables {
   static final String SPARK_TABLE = "org.apache.iceberg.spark.source.SparkTable";
   static final String METADATA_TABLE = "org.apache.iceberg.BaseMetadataTable";
   static final String ROW_LEVEL_OPERATION =
-      "org.apache.spark.sql.catalyst.analysis.RowLevelOperationTable";
+      "org.apache.spark.sql.connector.write.RowLevelOperationTable";
   private static final String[] SELECTORS = {"branch_", "tag_", "snapshot_id_", "at_timestamp_"};
 
   private IcebergTables() {}

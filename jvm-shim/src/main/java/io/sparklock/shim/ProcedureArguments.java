@@ -25,8 +25,10 @@ import org.apache.spark.sql.types.StringType;
  *       locks and how; other strings (a strategy, a filter) are reported too and locked by none.
  * </ul>
  *
- * A name the catalog says does not exist is left out (a session-catalog name; other catalogs are
- * not asked, so a table a procedure creates is still locked).
+ * Under {@code args}, a name the session catalog says does not exist is left out. Under a
+ * parameter's name, a name resolved in a table catalog is kept whether or not it exists yet (a
+ * procedure may create it: {@code snapshot}'s and {@code register_table}'s target); one of a
+ * catalog of procedures only is read as {@code args} is.
  */
 final class ProcedureArguments {
   static final String ARGS = "args";
@@ -47,7 +49,12 @@ final class ProcedureArguments {
       }
       keep(out, out.nameParts(ARGS, parts));
       if (i < params.size() && params.get(i) != null) {
-        keep(out, inCatalog(out, params.get(i), catalog, parts));
+        TableField named = inCatalog(out, params.get(i), catalog, parts);
+        if (named != null) {
+          out.add(named); // kept even if absent: a procedure may create it (snapshot's target)
+        } else {
+          keep(out, out.nameParts(params.get(i), parts));
+        }
       }
     }
   }
@@ -78,8 +85,8 @@ final class ProcedureArguments {
 
   /**
    * The table {@code parts} names for a procedure of {@code catalog}: a leading registered catalog
-   * name wins, else the procedure's catalog with its current (or default) namespace. A catalog
-   * that holds no tables (procedures only) leaves the name to the session, as {@code args}.
+   * name wins, else the procedure's catalog with its current (or default) namespace; null when
+   * that catalog holds no tables (procedures only).
    */
   static TableField inCatalog(CommandFields out, String param, String catalog, List<String> parts) {
     CatalogManager manager = out.refs.session.sessionState().catalogManager();
@@ -92,7 +99,7 @@ final class ProcedureArguments {
       cat = manager.catalog(catalog);
     }
     if (!(cat instanceof TableCatalog)) {
-      return out.nameParts(param, parts);
+      return null;
     }
     String[] namespace;
     if (rest.size() > 1) {
