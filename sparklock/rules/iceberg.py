@@ -68,6 +68,19 @@ ROWS: tuple[Row, ...] = (
     _ddl("CreateOrReplaceTag", "ALTER TABLE t CREATE [OR REPLACE] TAG"),
     _ddl("DropBranch", "ALTER TABLE t DROP BRANCH"),
     _ddl("DropTag", "ALTER TABLE t DROP TAG"),
+    (
+        _L + "views.CreateIcebergView",
+        "CREATE [OR REPLACE] VIEW v AS ... (Iceberg views, in an Iceberg catalog)",
+        (("child", X),),
+        "EXCLUSIVE on the view; what its query reads is SHARED",
+    ),
+    (_L + "views.DropIcebergView", "DROP VIEW v (Iceberg views)", (("child", X),), ""),
+    (
+        _L + "views.ShowIcebergViews",
+        "SHOW VIEWS (Iceberg views)",
+        (),
+        "nothing: a catalog listing, no view's metadata read",
+    ),
     _call(
         "AddFilesProcedure",
         "add_files",
@@ -135,5 +148,9 @@ PLANS: dict[str, str] = {
     _L + "OrderAwareCoalesce": "a coalesce Iceberg's rewrite plans insert: names no table",
     _L + "BranchOptions": "the options of CREATE BRANCH: a value, no plan of its own",
     _L + "TagOptions": "the options of CREATE TAG: a value, no plan of its own",
+    _L + "views.ResolvedV2View": "the view a DROP VIEW names, resolved: a field of that "
+    "command, never a root",
+    _L + "CallStatement": "Iceberg's parsed CALL on Spark 3.5, resolved into Call (a row of "
+    "Spark's table, the procedure's row once bound) before any lock is taken",
 }
 """Iceberg's classes among Spark's logical plans that are no root command (never locked as one)."""

@@ -42,6 +42,9 @@ _STATIC = (
     f"spark.sql.catalog.{CATALOG}",
     f"spark.sql.catalog.{CATALOG}.type",
     f"spark.sql.catalog.{CATALOG}.warehouse",
+    f"spark.sql.catalog.{iceberg.SESSION_CATALOG}",
+    f"spark.sql.catalog.{iceberg.SESSION_CATALOG}.type",
+    f"spark.sql.catalog.{iceberg.SESSION_CATALOG}.warehouse",
 )
 
 
@@ -115,6 +118,17 @@ def restore_system_properties(jvm: Any, before: dict[str, str | None]) -> None:
             system.clearProperty(key)
         else:
             system.setProperty(key, value)
+
+
+def session_catalog(root: Path) -> dict[str, str]:
+    """The conf of Iceberg behind the session catalog (``SparkSessionCatalog``: Iceberg tables
+    beside the built-in catalog's), on a hadoop warehouse under ``root``."""
+    key = f"spark.sql.catalog.{iceberg.SESSION_CATALOG}"
+    return {
+        key: iceberg.SESSION_CATALOG_CLASS,
+        f"{key}.type": "hadoop",
+        f"{key}.warehouse": str(root / "session"),
+    }
 
 
 def iceberg_session(app: str, warehouse: Path, **conf: str) -> SparkSession:

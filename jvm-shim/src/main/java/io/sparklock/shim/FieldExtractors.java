@@ -16,6 +16,7 @@ import org.apache.spark.sql.catalyst.analysis.ResolvedTempView;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedPartitionSpec;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.connector.catalog.CatalogPlugin;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.V1Table;
@@ -65,16 +66,18 @@ final class FieldExtractors {
   private static final String STREAMING = "org.apache.spark.sql.execution.streaming.";
 
   /** Values of optional or unresolved classes, by exact class name. */
-  private static final Map<String, Extractor<Object>> BY_CLASS_NAME = Map.of(
-      "org.apache.spark.sql.delta.DeltaLog", FieldExtractors::deltaLog,
-      STREAMING + "sinks.FileStreamSink", FieldExtractors::fileStreamSink, // Spark 4.1+
-      STREAMING + "FileStreamSink", FieldExtractors::fileStreamSink,
-      "org.apache.spark.sql.delta.sources.DeltaSink", FieldExtractors::fileStreamSink,
-      ANALYSIS + "UnresolvedTable", FieldExtractors::unresolvedName,
-      ANALYSIS + "UnresolvedTableOrView", FieldExtractors::unresolvedName,
-      ANALYSIS + "UnresolvedView", FieldExtractors::unresolvedName,
-      ANALYSIS + "UnresolvedIdentifier", FieldExtractors::unresolvedName,
-      ANALYSIS + "UnresolvedRelation", FieldExtractors::unresolvedName);
+  private static final Map<String, Extractor<Object>> BY_CLASS_NAME = Map.ofEntries(
+      Map.entry("org.apache.spark.sql.delta.DeltaLog", FieldExtractors::deltaLog),
+      Map.entry(STREAMING + "sinks.FileStreamSink", FieldExtractors::fileStreamSink), // Spark 4.1+
+      Map.entry(STREAMING + "FileStreamSink", FieldExtractors::fileStreamSink),
+      Map.entry("org.apache.spark.sql.delta.sources.DeltaSink", FieldExtractors::fileStreamSink),
+      Map.entry(ANALYSIS + "UnresolvedTable", FieldExtractors::unresolvedName),
+      Map.entry(ANALYSIS + "UnresolvedTableOrView", FieldExtractors::unresolvedName),
+      Map.entry(ANALYSIS + "UnresolvedView", FieldExtractors::unresolvedName),
+      Map.entry(ANALYSIS + "UnresolvedIdentifier", FieldExtractors::unresolvedName),
+      Map.entry(ANALYSIS + "UnresolvedRelation", FieldExtractors::unresolvedName),
+      Map.entry("org.apache.spark.sql.catalyst.plans.logical.views.ResolvedV2View",
+          FieldExtractors::resolvedV2View)); // an Iceberg view (DROP VIEW)
 
   /** Everything else, by type, in order. */
   private static final List<Entry> BY_TYPE = List.of(
@@ -290,6 +293,15 @@ final class FieldExtractors {
     Object dataPath = Refs.invoke(log, "dataPath");
     if (dataPath != null) {
       out.add(out.path(name, dataPath.toString()));
+    }
+    return true;
+  }
+
+  /** Iceberg's resolved view (its catalog and identifier), by reflection: Iceberg is optional. */
+  private static boolean resolvedV2View(CommandFields out, String name, Object v, int depth) {
+    if (Refs.invoke(v, "catalog") instanceof CatalogPlugin cat
+        && Refs.invoke(v, "identifier") instanceof Identifier id) {
+      out.add(out.identifier(name, cat, id).asView());
     }
     return true;
   }
