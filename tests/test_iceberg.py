@@ -145,8 +145,11 @@ _P = "org.apache.iceberg.spark.procedures."
         ),
         ("RegisterTableProcedure", [_tref("table", "t")], [X("default@t")]),
         # a string argument that is no table argument (a strategy, a filter) locks nothing
-        ("RewriteDataFilesProcedure", [_tref("table", "t"), _tref("strategy", "binpack")],
-         [X("default@t")]),  # fmt: skip
+        (
+            "RewriteDataFilesProcedure",
+            [_tref("table", "t"), _tref("strategy", "binpack")],
+            [X("default@t")],
+        ),
         ("ExpireSnapshotsProcedure", [_tref("args", "t"), _tref("table", "t")], [X("default@t")]),
     ],
 )
@@ -168,15 +171,15 @@ def test_configure_iceberg_sets_what_an_iceberg_user_sets(tmp_path):
     b = SparkSession.Builder().config("spark.sql.extensions", "x.Ext")
     helper.configure_iceberg(b, "cat", warehouse=tmp_path, spark_version="4.1.4")
     o = b._options
-    assert o["spark.jars.packages"] == (
-        "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0"
-    )
+    assert o["spark.jars.packages"] == ("org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.11.0")
     assert o["spark.sql.extensions"] == "x.Ext," + helper.EXTENSION
     assert o["spark.sql.catalog.cat"] == helper.CATALOG_CLASS
     assert o["spark.sql.catalog.cat.type"] == "hadoop"
     assert o["spark.sql.catalog.cat.warehouse"] == str(tmp_path)
     assert o["spark.jars.ivy"].endswith("sparklock/iceberg/1.11.0/ivy")
-    session = helper.configure_iceberg(SparkSession.Builder(), "spark_catalog", spark_version="3.5.8")
+    session = helper.configure_iceberg(
+        SparkSession.Builder(), "spark_catalog", spark_version="3.5.8"
+    )
     assert session._options["spark.sql.catalog.spark_catalog"] == helper.SESSION_CATALOG_CLASS
     assert session._options["spark.jars.packages"].endswith("runtime-3.5_2.12:1.11.0")
 
@@ -215,9 +218,7 @@ def spark(tmp_path_factory):
     yield session
     jvm = session._jvm
     session.stop()
-    iceberg.restore_system_properties(
-        jvm, before or dict.fromkeys(iceberg.system_properties(jvm))
-    )
+    iceberg.restore_system_properties(jvm, before or dict.fromkeys(iceberg.system_properties(jvm)))
 
 
 T, SRC = "ice.db.t", "ice.db.s"
@@ -253,7 +254,10 @@ GOLDEN_ICE = [
         "CALL ice.system.add_files(table => 'db.t', source_table => 'spark_catalog.default.pq')",
         sorted(on_ice(write=(T,)) + [S("default"), S("default@pq")]),
     ),
-    ("CALL ice.system.register_table('db.reg', '/no/such/metadata.json')", on_ice(write=("ice.db.reg",))),
+    (
+        "CALL ice.system.register_table('db.reg', '/no/such/metadata.json')",
+        on_ice(write=("ice.db.reg",)),
+    ),
 ]
 
 
@@ -293,12 +297,8 @@ GOLDEN_SESSION = [
 ]
 
 
-@pytest.mark.parametrize(
-    "statement,expected", GOLDEN_SESSION, ids=[_id(g) for g in GOLDEN_SESSION]
-)
-def test_explain_locks_of_iceberg_statements_behind_the_session_catalog(
-    spark, statement, expected
-):
+@pytest.mark.parametrize("statement,expected", GOLDEN_SESSION, ids=[_id(g) for g in GOLDEN_SESSION])
+def test_explain_locks_of_iceberg_statements_behind_the_session_catalog(spark, statement, expected):
     assert explain(spark, statement) == sorted(expected)
 
 
