@@ -211,6 +211,10 @@ def spark(tmp_path_factory):
         "ALTER TABLE ice.db.t CREATE BRANCH b1",
         "CREATE TABLE st (id INT, p STRING) USING iceberg PARTITIONED BY (p)",
         "INSERT INTO st VALUES (1, 'a')",
+        "CREATE TABLE mor (id INT, p STRING) USING iceberg TBLPROPERTIES ("
+        "'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', "
+        "'write.merge.mode' = 'merge-on-read', 'format-version' = '2')",
+        "INSERT INTO mor VALUES (1, 'a'), (2, 'b')",
         "CREATE TABLE pq (id INT, p STRING) USING parquet",
         "INSERT INTO pq VALUES (1, 'a')",
     ):
@@ -283,6 +287,13 @@ GOLDEN_SESSION = [
         [D, S("default@pq"), X("default@st")],
     ),
     ("ALTER TABLE st ADD PARTITION FIELD id", [D, X("default@st")]),
+    # merge-on-read tables: Spark's WriteDelta instead of ReplaceData
+    ("DELETE FROM mor WHERE id = 1", [D, X("default@mor")]),
+    ("UPDATE mor SET p = 'u' WHERE id = 2", [D, X("default@mor")]),
+    (
+        "MERGE INTO mor USING pq ON mor.id = pq.id WHEN MATCHED THEN UPDATE SET *",
+        [D, S("default@pq"), X("default@mor")],
+    ),
     ("CALL spark_catalog.system.expire_snapshots('default.st')", [D, X("default@st")]),
     ("CALL spark_catalog.system.rewrite_data_files(table => 'st')", [D, X("default@st")]),
     ("CALL spark_catalog.system.migrate('default.pq')", [D, X("default@pq")]),
