@@ -320,6 +320,29 @@ def test_a_call_runs_its_procedure_holding_its_locks(spark):
     assert show_locks(spark) == []
 
 
+def test_a_call_waits_for_a_reader_of_its_table(spark):
+    # another owner reads st (taken from the manager: LOCK TABLE resolves names through the
+    # built-in catalog, which a hadoop-type SparkSessionCatalog's Iceberg tables are not in)
+    from sparklock.locks.model import LockMode, LockRequest
+    from sparklock.locks.objects import LockObject
+    from sparklock.managers import get_manager
+    from sparklock.service import config_of
+
+    manager = get_manager(config_of({}))  # the session's (embedded) manager
+    request = LockRequest(LockObject.of_table("default", "st"), LockMode.SHARED)
+    held = manager.acquire([request], owner="reader", query_id="q")
+    spark.conf.set("spark.sparklock.lock.numRetries", "1")  # a conflict fails at once
+    before = spark.sql("SELECT count(*) FROM default.st.snapshots").collect()[0][0]
+    try:
+        with pytest.raises(Exception, match="LOCK_CONFLICT"):
+            spark.sql("CALL spark_catalog.system.rewrite_data_files(table => 'st')").collect()
+    finally:
+        spark.conf.unset("spark.sparklock.lock.numRetries")
+        manager.release(held)
+    # the procedure did not run without its lock: no snapshot was committed
+    assert spark.sql("SELECT count(*) FROM default.st.snapshots").collect()[0][0] == before
+
+
 def test_dataframe_writes_behind_the_session_catalog(spark):
     df = spark.createDataFrame([(5, "e")], "id INT, p STRING")
     assert requested(spark, lambda: df.writeTo("st").append()) == [[D, X("default@st")]]
