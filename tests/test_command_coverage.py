@@ -24,8 +24,8 @@ from sparklock.locks.objects import LockObject
 from sparklock.rules.command_classes import FAIL_SAFE, NO_LOCK
 from sparklock.rules.commands import BY_CLASS, RULES
 from sparklock.rules.delta import ROWS as DELTA_ROWS
-from sparklock.rules.iceberg import ROWS as ICEBERG_ROWS
 from sparklock.rules.facts import parse_facts
+from sparklock.rules.iceberg import ROWS as ICEBERG_ROWS
 from sparklock.service import LockService
 from tests.support.command_enumeration import command_classes  # noqa: E402
 from tests.support.hive_harness import build_harness  # noqa: E402

@@ -11,9 +11,10 @@ created on first use with ``pyspark`` installed first and then this checkout
 change the Spark under test. Later runs reuse it (it is reinstalled when setup.cfg changes).
 
 Without ``--all`` only the tests that start a JVM from the pyspark jars run (markers ``spark``,
-``zookeeper``, ``hive_interop``, ``iceberg``); the rest is pure Python and does not depend on the Spark
-version. Arguments after ``--`` go to pytest (their test paths replace the default ``tests``; a
-``-m`` there replaces the marker selection: ``python3 tests/versions.py 4.2.0 -- -q -m delta``).
+``zookeeper``, ``hive_interop``, ``iceberg``); the rest is pure Python and does not depend on the
+Spark version. Arguments after ``--`` go to pytest (their test paths replace the default
+``tests``; a ``-m`` there replaces the marker selection:
+``python3 tests/versions.py 4.2.0 -- -q -m delta``).
 
 The ``delta`` extra (delta-spark) is installed too where Delta has a release built for that
 Spark line (``DELTA_FOR_SPARK_LINE``: 3.3.x for 3.5, 4.4.x for 4.2); where none is (pyspark

@@ -158,15 +158,3 @@ def iceberg_session(app: str, warehouse: Path, **conf: str) -> SparkSession:
     session.sparkContext.setLogLevel("ERROR")
     return session
 
-
-@pytest.fixture(scope="module")
-def ice_spark(tmp_path_factory):
-    """The module's Iceberg session (stopped, and the JVM's launch properties put back, after)."""
-    from pyspark import SparkContext
-
-    before = system_properties(SparkContext._jvm) if SparkContext._jvm else None
-    session = iceberg_session("iceberg", tmp_path_factory.mktemp("iceberg"))
-    yield session
-    jvm = session._jvm
-    session.stop()
-    restore_system_properties(jvm, before or dict.fromkeys(system_properties(jvm)))
