@@ -157,4 +157,3 @@ def iceberg_session(app: str, warehouse: Path, **conf: str) -> SparkSession:
     session = sparklock.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
-
