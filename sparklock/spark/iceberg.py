@@ -54,9 +54,11 @@ RUNTIMES: dict[str, Runtime] = {
     "4.0": Runtime("4.0", "2.13", "1.10.0"),
     "4.1": Runtime("4.1", "2.13", "1.11.0"),
 }
-#: Where a Spark line is newer than any Iceberg runtime: the release expected to bring it
-#: (Iceberg adds a Spark line in a minor release, after that Spark release is out).
-NEXT_RELEASE = "Iceberg 1.12.0"
+#: The Iceberg release expected to bring a Spark line that has no runtime yet (Iceberg adds a
+#: Spark line in a minor release once that Spark is out).
+NEXT_RELEASES: dict[str, str] = {
+    "4.2": "Iceberg 1.12.0 (its Spark 4.2 support is merged, apache/iceberg#14984)",
+}
 
 
 def missing(spark_version: str | None = None) -> str | None:
@@ -67,10 +69,13 @@ def missing(spark_version: str | None = None) -> str | None:
     if line in RUNTIMES:
         return None
     known = ", ".join(f"{r.version} for {s}" for s, r in RUNTIMES.items())
-    return (
-        f"no Iceberg Spark runtime is built for Spark {line} yet (Iceberg {known}); "
-        f"{NEXT_RELEASE} is the release expected to add it"
+    expected = NEXT_RELEASES.get(line)
+    when = (
+        f"{expected} is the release expected to add it"
+        if expected
+        else "no Iceberg release has announced it yet"
     )
+    return f"no Iceberg Spark runtime is built for Spark {line} yet (Iceberg {known}); {when}"
 
 
 def runtime(spark_version: str | None = None) -> Runtime:
