@@ -2,8 +2,9 @@
 classified, the rows' locks, and the golden ``EXPLAIN LOCKS`` sets of the statements users run on
 a real Iceberg session (a hadoop catalog ``ice`` and Iceberg behind the session catalog).
 
-Runs where Iceberg builds a runtime for the installed Spark line (3.5, 4.0, 4.1); skips on 4.2 and
-4.3 saying why. One Iceberg session for the module (``tests/support/iceberg``).
+The jar's and the session's tests run where Iceberg builds a runtime for the installed Spark line
+(3.5, 4.0, 4.1) and skip on 4.2 and 4.3 saying why; the rows' and the helper's run everywhere.
+One Iceberg session for the module (``tests/support/iceberg``).
 
 The statements on the named catalog ``ice`` need lock objects for tables of any catalog, which
 the generic catalog work brings: they are strict xfails until then (:data:`NEEDS_CATALOGS`), and
@@ -27,7 +28,10 @@ from tests.support import iceberg
 from tests.support.command_enumeration import ClassHeader, _headers, _plan_test, spark_jars
 from tests.support.locks import explain, policy, requested, show_locks
 
-pytestmark = [pytest.mark.spark, pytest.mark.iceberg, iceberg.needs_iceberg]
+# the rows' and the helper's tests need no jar and run on every line; the rest skips where
+# Iceberg builds no runtime (the jar's tests by their mark, the session's by its fixture)
+pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
+needs_iceberg = iceberg.needs_iceberg
 
 NEEDS_CATALOGS = pytest.mark.xfail(
     strict=True, reason="needs the generic catalog objects (branch catalogs)"
@@ -81,6 +85,7 @@ def _plans(headers: dict[str, ClassHeader]) -> set[str]:
     }
 
 
+@needs_iceberg
 def test_every_iceberg_procedure_of_the_jar_has_a_row():
     found = _procedures(_jar_headers())
     assert len(found) > 15, f"the enumeration found too few procedures to be right: {found}"
@@ -91,6 +96,7 @@ def test_every_iceberg_procedure_of_the_jar_has_a_row():
     )
 
 
+@needs_iceberg
 def test_every_iceberg_logical_plan_of_the_jar_is_classified():
     found = _plans(_jar_headers())
     assert len(found) >= 10, f"the enumeration found too few plans to be right: {found}"
@@ -102,6 +108,7 @@ def test_every_iceberg_logical_plan_of_the_jar_is_classified():
     )
 
 
+@needs_iceberg
 def test_iceberg_rows_name_classes_of_the_jar():
     with zipfile.ZipFile(iceberg.runtime_jar()) as z:
         present = {n[: -len(".class")].replace("/", ".") for n in z.namelist()}
@@ -202,6 +209,8 @@ def test_a_spark_line_with_no_iceberg_runtime_is_refused_saying_why(version, whe
 def spark(tmp_path_factory):
     from pyspark import SparkContext
 
+    if iceberg.MISSING:
+        pytest.skip(iceberg.MISSING)
     root = tmp_path_factory.mktemp("iceberg")
     before = iceberg.system_properties(SparkContext._jvm) if SparkContext._jvm else None
     session = iceberg.iceberg_session("test_iceberg", root, **iceberg.session_catalog(root))
@@ -371,6 +380,7 @@ def test_dataframe_writes_to_a_named_catalog(spark, api):
     assert requested(spark, _writes(spark)[api]) == [on_ice(write=(T,))]
 
 
+@needs_iceberg
 def test_the_runtime_jar_comes_from_the_ivy_cache():
     jar = iceberg.runtime_jar()
     assert Path(jar).is_relative_to(iceberg.ivy_dir())
