@@ -18,6 +18,10 @@ def pytest_configure(config):
         "markers",
         "delta: needs Delta Lake (delta-spark and its jars): tests/versions.py 3.5 and 4.2.0",
     )
+    config.addinivalue_line(
+        "markers",
+        "iceberg: needs Apache Iceberg's Spark runtime jar: tests/versions.py 3.5 and 4.1",
+    )
 
 
 @pytest.fixture(scope="session")

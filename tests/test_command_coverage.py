@@ -25,6 +25,7 @@ from sparklock.rules.command_classes import FAIL_SAFE, NO_LOCK
 from sparklock.rules.commands import BY_CLASS, RULES
 from sparklock.rules.delta import ROWS as DELTA_ROWS
 from sparklock.rules.facts import parse_facts
+from sparklock.rules.iceberg import ROWS as ICEBERG_ROWS
 from sparklock.service import LockService
 from tests.support.command_enumeration import command_classes  # noqa: E402
 from tests.support.hive_harness import build_harness  # noqa: E402
@@ -36,6 +37,7 @@ CALL = (4, 0)
 
 ISSUE = "issue 16: {}, fixed after the facts refactor"
 DELTA_CLASSES = frozenset(row[0] for row in DELTA_ROWS)
+ICEBERG_CLASSES = frozenset(row[0] for row in ICEBERG_ROWS)
 
 
 # -- coverage by construction (no JVM: the jars' class files) ----------------------------------
@@ -62,7 +64,8 @@ def test_every_command_class_of_the_installed_spark_is_classified():
 @pytest.mark.spark  # reads the installed Spark's jars: run on every supported version
 def test_the_table_and_lists_are_disjoint_and_keyed_by_full_class_name():
     names = [r.class_name for r in RULES] + list(NO_LOCK) + list(FAIL_SAFE)
-    assert all(n.startswith(("org.apache.spark.sql.", "io.delta.")) for n in names), names
+    prefixes = ("org.apache.spark.sql.", "io.delta.", "org.apache.iceberg.")
+    assert all(n.startswith(prefixes) for n in names), names
     twice = sorted(n for n in set(names) if len(_category(n)) > 1 or names.count(n) > 1)
     assert not twice, f"classified more than once: {twice}"
     assert all(reason.strip() for reason in (*NO_LOCK.values(), *FAIL_SAFE.values()))
@@ -86,6 +89,7 @@ def test_entries_for_classes_this_spark_lacks_say_whose_they_are():
         if n not in found
         and not n.startswith("org.apache.spark.sql.delta.")
         and n not in DELTA_CLASSES  # Delta's own: checked against Delta's jars (test_delta.py)
+        and n not in ICEBERG_CLASSES  # Iceberg's: checked against its jar (test_iceberg.py)
         and not re.search(r"\bSpark \d", text)
     )
     assert not stale, f"entries for classes the installed Spark lacks, with no version: {stale}"

@@ -12,14 +12,18 @@ change the Spark under test. Later runs reuse it (it is reinstalled when pyproje
 setup.cfg changes).
 
 Without ``--all`` only the tests that start a JVM from the pyspark jars run (markers ``spark``,
-``zookeeper``, ``hive_interop``); the rest is pure Python and does not depend on the Spark
-version. Arguments after ``--`` go to pytest (their test paths replace the default ``tests``; a
-``-m`` there replaces the marker selection: ``python3 tests/versions.py 4.2.0 -- -q -m delta``).
+``zookeeper``, ``hive_interop``, ``iceberg``); the rest is pure Python and does not depend on the
+Spark version. Arguments after ``--`` go to pytest (their test paths replace the default
+``tests``; a ``-m`` there replaces the marker selection:
+``python3 tests/versions.py 4.2.0 -- -q -m delta``).
 
 The ``delta`` extra (delta-spark) is installed too where Delta has a release built for that
 Spark line (``DELTA_FOR_SPARK_LINE``: 3.3.x for 3.5, 4.4.x for 4.2); where none is (pyspark
 4.3), the environment has no delta-spark and the Delta tests skip saying so. The outcome is
 remembered in ``.sparklock-delta`` beside the setup stamp.
+Apache Iceberg needs no extra: its Spark runtime jar is resolved by Spark itself
+(``sparklock.spark.iceberg``) where Iceberg builds one (Spark 3.5, 4.0, 4.1); elsewhere the Iceberg
+tests skip saying so (``python3 tests/versions.py 4.1 -- -q -m iceberg``).
 The shim jar builds per Spark version (``~/.cache/sparklock/shim/spark-<version>-<hash>``), so runs
 against several versions share one checkout.
 """
@@ -35,7 +39,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SPARK_FACING = "spark or zookeeper or hive_interop"
+SPARK_FACING = "spark or zookeeper or hive_interop or iceberg"
 #: delta-spark releases whose jars Maven Central (as this machine kind reaches it) does not have:
 #: ``configure_spark_with_delta_pip`` asks Spark for the jar of the installed release, so the
 #: Delta tests run on the newest release whose jar resolves (4.4.0 for Spark 4.2)

@@ -16,6 +16,7 @@ from . import spark_ddl, spark_writes
 from .command_classes import NO_LOCK
 from .command_rule import CommandRule, Target, rule
 from .delta import ROWS as DELTA_ROWS
+from .iceberg import ROWS as ICEBERG_ROWS
 
 #: The families of rows, in the docs' order. A new family (a format's or a catalog's commands,
 #: in a module of its own) is one more entry here.
@@ -23,6 +24,7 @@ FAMILIES: tuple[tuple[CommandRule, ...], ...] = (
     spark_ddl.RULES,
     spark_writes.RULES,
     tuple(rule(c, s, *(Target(*t) for t in ts), note=n) for c, s, ts, n in DELTA_ROWS),
+    tuple(rule(c, s, *(Target(*t) for t in ts), note=n) for c, s, ts, n in ICEBERG_ROWS),
 )
 
 RULES: tuple[CommandRule, ...] = tuple(r for family in FAMILIES for r in family)

@@ -162,7 +162,7 @@ final class CommandFields {
 
   /** An existing v2 table of a catalog, with its identity partition columns. */
   TableField v2Table(String name, CatalogPlugin cat, Identifier id, Table t) {
-    return v2(name, cat, id, true, Refs.identityColumns(t));
+    return v2(name, cat, IcebergTables.base(t, id), true, Refs.identityColumns(t));
   }
 
   /** An unresolved multi-part name: session-catalog parts by identifier, others as named. */

@@ -109,7 +109,7 @@ public final class FactsExtractor {
         SparkLockBridge.sessionConf(session),
         refs.currentDatabase(),
         analyzed == null ? null : simpleName(analyzed),
-        analyzed == null ? null : analyzed.getClass().getName(),
+        analyzed == null ? null : ProcedureCalls.commandClass(analyzed),
         reads,
         writes,
         fields,

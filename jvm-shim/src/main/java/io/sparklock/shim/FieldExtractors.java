@@ -16,6 +16,7 @@ import org.apache.spark.sql.catalyst.analysis.ResolvedTempView;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedPartitionSpec;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.connector.catalog.CatalogPlugin;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.V1Table;
@@ -65,16 +66,18 @@ final class FieldExtractors {
   private static final String STREAMING = "org.apache.spark.sql.execution.streaming.";
 
   /** Values of optional or unresolved classes, by exact class name. */
-  private static final Map<String, Extractor<Object>> BY_CLASS_NAME = Map.of(
-      "org.apache.spark.sql.delta.DeltaLog", FieldExtractors::deltaLog,
-      STREAMING + "sinks.FileStreamSink", FieldExtractors::fileStreamSink, // Spark 4.1+
-      STREAMING + "FileStreamSink", FieldExtractors::fileStreamSink,
-      "org.apache.spark.sql.delta.sources.DeltaSink", FieldExtractors::fileStreamSink,
-      ANALYSIS + "UnresolvedTable", FieldExtractors::unresolvedName,
-      ANALYSIS + "UnresolvedTableOrView", FieldExtractors::unresolvedName,
-      ANALYSIS + "UnresolvedView", FieldExtractors::unresolvedName,
-      ANALYSIS + "UnresolvedIdentifier", FieldExtractors::unresolvedName,
-      ANALYSIS + "UnresolvedRelation", FieldExtractors::unresolvedName);
+  private static final Map<String, Extractor<Object>> BY_CLASS_NAME = Map.ofEntries(
+      Map.entry("org.apache.spark.sql.delta.DeltaLog", FieldExtractors::deltaLog),
+      Map.entry(STREAMING + "sinks.FileStreamSink", FieldExtractors::fileStreamSink), // Spark 4.1+
+      Map.entry(STREAMING + "FileStreamSink", FieldExtractors::fileStreamSink),
+      Map.entry("org.apache.spark.sql.delta.sources.DeltaSink", FieldExtractors::fileStreamSink),
+      Map.entry(ANALYSIS + "UnresolvedTable", FieldExtractors::unresolvedName),
+      Map.entry(ANALYSIS + "UnresolvedTableOrView", FieldExtractors::unresolvedName),
+      Map.entry(ANALYSIS + "UnresolvedView", FieldExtractors::unresolvedName),
+      Map.entry(ANALYSIS + "UnresolvedIdentifier", FieldExtractors::unresolvedName),
+      Map.entry(ANALYSIS + "UnresolvedRelation", FieldExtractors::unresolvedName),
+      Map.entry("org.apache.spark.sql.catalyst.plans.logical.views.ResolvedV2View",
+          FieldExtractors::resolvedV2View)); // an Iceberg view (DROP VIEW)
 
   /** Everything else, by type, in order. */
   private static final List<Entry> BY_TYPE = List.of(
@@ -294,6 +297,15 @@ final class FieldExtractors {
     return true;
   }
 
+  /** Iceberg's resolved view (its catalog and identifier), by reflection: Iceberg is optional. */
+  private static boolean resolvedV2View(CommandFields out, String name, Object v, int depth) {
+    if (Refs.invoke(v, "catalog") instanceof CatalogPlugin cat
+        && Refs.invoke(v, "identifier") instanceof Identifier id) {
+      out.add(out.identifier(name, cat, id).asView());
+    }
+    return true;
+  }
+
   /** An unresolved name node: its multipartIdentifier / nameParts, by reflection. */
   private static boolean unresolvedName(CommandFields out, String name, Object v, int depth) {
     for (String accessor : new String[] {"multipartIdentifier", "nameParts"}) {
@@ -335,9 +347,13 @@ final class FieldExtractors {
     return (n.contains("table") || n.contains("target")) && !n.contains("query");
   }
 
-  /** A field naming a table by its parts ({@code newName}, {@code tableName}). */
+  /**
+   * A field naming a table by its parts ({@code newName}, {@code tableName}, and the
+   * {@code table} of Iceberg's DDL plans: the name as written).
+   */
   private static boolean isTableName(String name) {
-    return name.toLowerCase(Locale.ROOT).endsWith("name") && !isDatabaseName(name);
+    String n = name.toLowerCase(Locale.ROOT);
+    return (n.endsWith("name") || n.equals("table")) && !isDatabaseName(name);
   }
 
   /** A data source's options map (not a table's properties: those name no path it touches). */

@@ -111,7 +111,7 @@ final class Refs {
     String database = null;
     String table = null;
     if (r.identifier().isDefined()) {
-      Identifier id = r.identifier().get();
+      Identifier id = IcebergTables.base(r.table(), r.identifier().get());
       database = namespace(id);
       table = id.name();
     }

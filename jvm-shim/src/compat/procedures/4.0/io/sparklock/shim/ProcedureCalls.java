@@ -6,12 +6,13 @@ import java.util.Objects;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.analysis.InvokeProcedures;
+import org.apache.spark.sql.catalyst.analysis.ResolvedProcedure;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.plans.logical.Call;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
-import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure;
+import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
 import scala.collection.immutable.Seq;
 
 /**
@@ -32,9 +33,10 @@ import scala.collection.immutable.Seq;
  * </ol>
  *
  * Queries the procedure runs itself on this thread treat the call's locks as their enclosing
- * statement's ({@link AnalysisTimeLocks#run}). What a call locks is Python's command table
- * (row {@code Call}): every existing session-catalog table a constant string argument names,
- * reported as the field {@code args}.
+ * statement's ({@link AnalysisTimeLocks#run}). What a call locks is Python's command table:
+ * the row of the procedure's class (Iceberg's procedures), which reads the arguments by parameter
+ * name, else the fail-safe rule over every table a constant string argument names
+ * ({@link ProcedureArguments}).
  */
 final class ProcedureCalls {
   private ProcedureCalls() {}
@@ -83,38 +85,33 @@ final class ProcedureCalls {
     return plan instanceof Call;
   }
 
+  /** The procedure's own class once the call is bound (its row in the command table), else
+   *  the plan's class. */
+  static String commandClass(LogicalPlan plan) {
+    if (plan instanceof Call c && c.procedure() instanceof ResolvedProcedure r) {
+      return r.procedure().getClass().getName();
+    }
+    return plan.getClass().getName();
+  }
+
   /**
-   * The tables a call's arguments name: each constant string argument that the session's parser
-   * reads as a (multi-part) name of an existing table (names of other catalogs are reported as
-   * named; Python locks session-catalog tables only). Other strings (a strategy, a date) are no
-   * table and name nothing.
+   * The tables a call's arguments name ({@link ProcedureArguments}): each constant string
+   * argument, under {@code args} and under its parameter's name, resolved in the procedure's
+   * catalog. A bound call's arguments are in its parameters' order, named ones placed.
    */
   static void addArguments(CommandFields out, LogicalPlan plan) {
     Call call = (Call) plan;
-    SparkSession session = out.refs.session;
-    for (Expression arg : ScalaInterop.list(call.args())) {
-      if (!arg.foldable() || !(arg.dataType() instanceof StringType)) {
-        continue;
-      }
-      Object value = arg.eval(null);
-      if (value == null) {
-        continue;
-      }
-      List<String> parts;
-      try {
-        parts = new ArrayList<>(ScalaInterop.list(
-            session.sessionState().sqlParser().parseMultipartIdentifier(value.toString())));
-      } catch (Exception e) { // not a name (ParseException is checked in Scala only)
-        continue;
-      }
-      if (parts.isEmpty()) {
-        continue;
-      }
-      Facts.TableField table = out.nameParts("args", parts);
-      if (table.exists() == null || table.exists()) {
-        out.add(table);
+    String catalog = null;
+    List<String> params = new ArrayList<>();
+    if (call.procedure() instanceof ResolvedProcedure r) {
+      catalog = r.catalog().name();
+      if (r.procedure() instanceof BoundProcedure bound) {
+        for (ProcedureParameter p : bound.parameters()) {
+          params.add(p.name());
+        }
       }
     }
+    ProcedureArguments.add(out, catalog, params, ScalaInterop.list(call.args()));
   }
 
   /**
