@@ -6,10 +6,7 @@ The jar's and the session's tests run where Iceberg builds a runtime for the ins
 (3.5, 4.0, 4.1) and skip on 4.2 and 4.3 saying why; the rows' and the helper's run everywhere.
 One Iceberg session for the module (``tests/support/iceberg``).
 
-The statements on the named catalog ``ice`` need lock objects for tables of any catalog, which
-the generic catalog work brings: they are strict xfails until then (:data:`NEEDS_CATALOGS`), and
-what they expect is written in one place (:func:`on_ice`). Those on Iceberg tables of the session
-catalog, the rows' policy and the jar's coverage pass now.
+What a statement on the named catalog ``ice`` locks is written in one place (:func:`on_ice`).
 """
 
 from __future__ import annotations
@@ -33,9 +30,6 @@ from tests.support.locks import explain, policy, requested, show_locks
 pytestmark = [pytest.mark.spark, pytest.mark.iceberg]
 needs_iceberg = iceberg.needs_iceberg
 
-NEEDS_CATALOGS = pytest.mark.xfail(
-    strict=True, reason="needs the generic catalog objects (branch catalogs)"
-)
 PROCEDURES = "org/apache/iceberg/spark/procedures/"
 LOGICAL = "org/apache/spark/sql/catalyst/plans/logical/"
 
@@ -55,9 +49,9 @@ def on_ice(*, read: tuple[str, ...] = (), write: tuple[str, ...] = ()) -> list[t
     catalog ``ice`` and the namespace ``ice.db``), SHARED on what it reads, EXCLUSIVE on what it
     writes. A v2 write takes no writers facet today (Iceberg's writers share no staging
     directory); if the catalogs branch defines one for catalog tables, add it here."""
-    locks = {S("ice")}
+    locks = {S("ice.")}
     for name in (*read, *write):
-        locks.add(S(name.rsplit(".", 1)[0]))
+        locks.add(S(name.rsplit(".", 1)[0] + "."))
     locks |= {S(n) for n in read if n not in write}
     locks |= {X(n) for n in write}
     return sorted(locks)
@@ -281,7 +275,6 @@ def _id(case) -> str:
     return case[0][:48]
 
 
-@NEEDS_CATALOGS
 @pytest.mark.parametrize("statement,expected", GOLDEN_ICE, ids=[_id(g) for g in GOLDEN_ICE])
 def test_explain_locks_of_iceberg_statements_on_a_named_catalog(spark, statement, expected):
     assert explain(spark, statement) == expected
@@ -372,7 +365,6 @@ def _writes(spark) -> dict[str, object]:
     }
 
 
-@NEEDS_CATALOGS
 @pytest.mark.parametrize(
     "api", ["writeTo.append", "writeTo.overwritePartitions", "write.format(iceberg)"]
 )
