@@ -26,8 +26,8 @@ ZOOKEEPER_STATE = "ZOOKEEPER_STATE"
 
 @dataclass(frozen=True)
 class Report:
-    """What only this side sees, for the JVM's metrics (``LockTelemetry.report`` takes a JSON
-    array of these, this module): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
+    """What only this side sees, for the JVM's metrics (``SparkLockBridge.reportTelemetry`` takes
+    a JSON array of these, this module): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
     ``count``; ``ZOOKEEPER_STATE`` sets the connection gauge from ``detail`` (kazoo's state)."""
 
     event: str
