@@ -1,5 +1,6 @@
 package io.sparklock.shim.statements;
 
+import io.sparklock.shim.util.ScalaInterop;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.expressions.Expression;
@@ -13,7 +14,8 @@ import org.apache.spark.sql.types.StructType;
  * The part of Spark's {@code ParserInterface} that is the same on every supported Spark: each
  * method passes to the delegate, except {@code parsePlan}, which tries
  * {@link #parseLockStatement} first. The per-line {@code DelegatingParser} variants
- * (jvm-shim/src/compat/parser) add only what differs between Spark lines.
+ * (jvm-shim/src/compat/parser) add only what differs between Spark lines: methods a line adds to
+ * the interface, the {@code ParseException} constructor and the error condition getter.
  */
 public abstract class PassThroughParser implements ParserInterface {
   protected final ParserInterface delegate;
@@ -33,6 +35,14 @@ public abstract class PassThroughParser implements ParserInterface {
    */
   public abstract LogicalPlan parseLockStatement(String sql, Object parameters)
       throws ParseException;
+
+  /**
+   * The delegate's plan of {@code sql}; {@code parameters} is always null before Spark 4.1 (whose
+   * variant passes them on).
+   */
+  LogicalPlan delegatePlan(String sql, Object parameters) throws ParseException {
+    return delegate.parsePlan(sql);
+  }
 
   @Override
   public LogicalPlan parsePlan(String sqlText) throws ParseException {
@@ -68,5 +78,12 @@ public abstract class PassThroughParser implements ParserInterface {
   @Override
   public DataType parseDataType(String sqlText) throws ParseException {
     return delegate.parseDataType(sqlText);
+  }
+
+  // Scala 2.12 declares scala.collection.Seq here: an immutable Seq overrides both.
+  @Override
+  public scala.collection.immutable.Seq<String> parseMultipartIdentifier(String sqlText)
+      throws ParseException {
+    return ScalaInterop.immutableSeq(delegate.parseMultipartIdentifier(sqlText));
   }
 }

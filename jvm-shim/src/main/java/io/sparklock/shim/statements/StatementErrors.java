@@ -8,6 +8,7 @@ import java.util.Map;
 import org.apache.spark.QueryContext;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.catalyst.parser.ParseException;
+import org.apache.spark.sql.catalyst.trees.CurrentOrigin$;
 import org.apache.spark.sql.catalyst.trees.Origin;
 
 import scala.Option;
@@ -58,7 +59,24 @@ final class StatementErrors {
         col++;
       }
     }
-    return DelegatingParser.origin(line, col);
+    return origin(line, col);
+  }
+
+  /**
+   * An {@code Origin} at a 1-based line and 0-based column, every other field its default: made
+   * by Spark's {@code CurrentOrigin} (whose {@code Origin.apply} arity differs by Spark line) and
+   * the thread's current origin put back as it was.
+   */
+  static Origin origin(int line, int column) {
+    CurrentOrigin$ current = CurrentOrigin$.MODULE$;
+    Origin saved = current.get();
+    try {
+      current.reset();
+      current.setPosition(line, column);
+      return current.get();
+    } finally {
+      current.set(saved);
+    }
   }
 
   static int offsetOf(String text, int line, int col) {

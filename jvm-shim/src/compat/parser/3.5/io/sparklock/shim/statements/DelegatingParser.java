@@ -2,27 +2,18 @@ package io.sparklock.shim.statements;
 
 import org.apache.spark.sql.catalyst.parser.ParseException;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.trees.Origin$;
 import org.apache.spark.sql.catalyst.trees.Origin;
-import org.apache.spark.sql.types.StructType;
 import scala.Option;
 
 /**
- * Spark's {@code ParserInterface} as of Spark 3.5 (Scala 2.12): what differs from {@link PassThroughParser}:  {@code parsePlan}, which try
- * {@link #parseLockStatement} first; plus the {@code ParseException}/{@code Origin} constructors
- * of this Spark line. One variant per line where the interface or those signatures changed
- * (jvm-shim/BRIDGE.md, "Spark versions").
+ * Spark's {@code ParserInterface} as of Spark 3.5 (Scala 2.12): only what differs from {@link
+ * PassThroughParser} on this line (the {@code ParseException} constructor with start and stop
+ * origins, {@code getErrorClass}). One variant per line where the interface or these signatures
+ * changed (jvm-shim/BRIDGE.md, "Spark versions").
  */
 public abstract class DelegatingParser extends PassThroughParser {
   protected DelegatingParser(ParserInterface delegate) {
     super(delegate);
-  }
-
-
-  /** The delegate's plan of {@code sql}, with the parameters when there are any. */
-  LogicalPlan delegatePlan(String sql, Object parameters) throws ParseException {
-    return delegate.parsePlan(sql);
   }
 
   /** A ParseException on {@code sql} at {@code origin}. */
@@ -35,24 +26,4 @@ public abstract class DelegatingParser extends PassThroughParser {
   static String condition(ParseException e) {
     return e.getErrorClass();
   }
-
-  /** An {@code Origin} at a 1-based line and 0-based column. */
-  static Origin origin(int line, int column) {
-    Origin$ o = Origin$.MODULE$;
-    return o.apply(Option.apply((Object) line), Option.apply((Object) column),
-        o.apply$default$3(), o.apply$default$4(), o.apply$default$5(), o.apply$default$6(),
-        o.apply$default$7());
-  }
-
-
-
-
-
-  @Override
-  public scala.collection.Seq<String> parseMultipartIdentifier(String sqlText) throws ParseException {
-    return delegate.parseMultipartIdentifier(sqlText);
-  }
-
-
-
 }
