@@ -64,8 +64,13 @@ final class ExecuteImmediate {
       inner = parser.parsePlan(sql);
     } else {
       List<Expression> bound = new ArrayList<>();
-      for (NamedExpression column : out.subList(1, out.size())) {
-        bound.add(value(((Alias) column).child()));
+      for (int i = 0; i < args.size(); i++) {
+        Expression resolvedArg = ((Alias) out.get(i + 1)).child();
+        bound.add(value(resolvedArg));
+        if (names.get(i).isEmpty() && resolvedArg instanceof VariableReference variable) {
+          // a variable passed as it is keeps its name, as Spark binds it (USING p for :p)
+          names.set(i, variable.originalNameParts().last());
+        }
       }
       inner = parser.parsePlanWithParameters(sql,
           new HybridParameterContext(ScalaInterop.seq(bound), ScalaInterop.seq(names)));
