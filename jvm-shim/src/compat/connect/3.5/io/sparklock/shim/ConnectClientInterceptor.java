@@ -1,6 +1,5 @@
 package io.sparklock.shim;
 
-import io.sparklock.shim.server.ServerSessions;
 /**
  * pyspark 3.5 ships no Spark Connect server (no {@code spark-connect_*.jar}, no shaded gRPC to
  * implement an interceptor against): nothing installs this class, and {@code connect-server}

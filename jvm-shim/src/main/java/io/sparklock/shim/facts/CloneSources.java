@@ -1,8 +1,8 @@
 package io.sparklock.shim.facts;
 
 import io.sparklock.shim.util.ScalaInterop;
-import io.sparklock.shim.wire.Facts;
 import io.sparklock.shim.wire.Facts.ObjectRef;
+import io.sparklock.shim.wire.Facts;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 

@@ -2,13 +2,13 @@ package io.sparklock.shim.facts;
 
 import io.sparklock.shim.util.ProductFields;
 import io.sparklock.shim.util.ScalaInterop;
-import io.sparklock.shim.wire.Facts;
 import io.sparklock.shim.wire.Facts.DatabaseField;
 import io.sparklock.shim.wire.Facts.FieldRef;
 import io.sparklock.shim.wire.Facts.PartitionSpecsField;
 import io.sparklock.shim.wire.Facts.PathField;
 import io.sparklock.shim.wire.Facts.TableField;
 import io.sparklock.shim.wire.Facts.ValueField;
+import io.sparklock.shim.wire.Facts;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

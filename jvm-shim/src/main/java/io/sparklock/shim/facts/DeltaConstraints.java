@@ -1,9 +1,9 @@
 package io.sparklock.shim.facts;
 
-import io.sparklock.shim.util.ScalaInterop;
-import io.sparklock.shim.wire.Facts;
-import io.sparklock.shim.wire.Facts.ConstraintsField;
 import io.sparklock.shim.facts.RowConstraints.Column;
+import io.sparklock.shim.util.ScalaInterop;
+import io.sparklock.shim.wire.Facts.ConstraintsField;
+import io.sparklock.shim.wire.Facts;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

@@ -1,15 +1,15 @@
 package io.sparklock.shim.facts;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparklock.shim.util.ClassicSession;
 import io.sparklock.shim.util.ScalaInterop;
 import io.sparklock.shim.wire.ErrorCondition;
-import io.sparklock.shim.wire.Facts;
-import io.sparklock.shim.wire.SparkLockException;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparklock.shim.wire.Facts.FieldRef;
 import io.sparklock.shim.wire.Facts.ObjectRef;
 import io.sparklock.shim.wire.Facts.WriteRef;
+import io.sparklock.shim.wire.Facts;
+import io.sparklock.shim.wire.SparkLockException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;

@@ -1,7 +1,7 @@
 package io.sparklock.shim.facts;
 
-import io.sparklock.shim.wire.Facts;
 import io.sparklock.shim.wire.Facts.ConnectorRef;
+import io.sparklock.shim.wire.Facts;
 import org.apache.spark.sql.execution.datasources.jdbc.JDBCOptions;
 import org.apache.spark.sql.execution.datasources.jdbc.JDBCRelation;
 

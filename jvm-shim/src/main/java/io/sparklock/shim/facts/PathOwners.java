@@ -1,8 +1,8 @@
 package io.sparklock.shim.facts;
 
 import io.sparklock.shim.util.ScalaInterop;
-import io.sparklock.shim.wire.Facts;
 import io.sparklock.shim.wire.Facts.OwnerTable;
+import io.sparklock.shim.wire.Facts;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,10 +1,10 @@
 package io.sparklock.shim.facts;
 
 import io.sparklock.shim.util.ScalaInterop;
-import io.sparklock.shim.wire.Facts;
 import io.sparklock.shim.wire.Facts.ObjectRef;
 import io.sparklock.shim.wire.Facts.TableRef;
 import io.sparklock.shim.wire.Facts.WriteRef;
+import io.sparklock.shim.wire.Facts;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.sparklock.shim.guard;
 
 import io.sparklock.shim.facts.SessionConf;
-import io.sparklock.shim.wire.Facts;
 import io.sparklock.shim.guard.HeldExecutions.Held;
+import io.sparklock.shim.wire.Facts;
 import java.util.function.Supplier;
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.SparkSession;

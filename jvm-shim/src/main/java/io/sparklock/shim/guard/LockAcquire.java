@@ -1,8 +1,8 @@
 package io.sparklock.shim.guard;
 
-import io.sparklock.shim.wire.Caller;
 import io.sparklock.shim.bridge.PythonCalls;
 import io.sparklock.shim.facts.FactsExtractor;
+import io.sparklock.shim.guard.HeldExecutions.Held;
 import io.sparklock.shim.lease.Lease;
 import io.sparklock.shim.listing.FileListings;
 import io.sparklock.shim.server.ServerSessions;
@@ -11,7 +11,6 @@ import io.sparklock.shim.telemetry.StatementHooks;
 import io.sparklock.shim.util.ScalaInterop;
 import io.sparklock.shim.wire.Facts;
 import io.sparklock.shim.wire.Messages;
-import io.sparklock.shim.guard.HeldExecutions.Held;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;

@@ -1,6 +1,7 @@
 package io.sparklock.shim.guard;
 
 import io.sparklock.shim.bridge.PythonCalls;
+import io.sparklock.shim.guard.HeldExecutions.Held;
 import io.sparklock.shim.lease.FenceTags;
 import io.sparklock.shim.lease.Lease;
 import io.sparklock.shim.telemetry.LockTelemetry;
@@ -8,7 +9,6 @@ import io.sparklock.shim.telemetry.StatementHooks;
 import io.sparklock.shim.util.AwaitCall;
 import io.sparklock.shim.wire.ErrorCondition;
 import io.sparklock.shim.wire.SparkLockException;
-import io.sparklock.shim.guard.HeldExecutions.Held;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;

@@ -1,14 +1,14 @@
 package io.sparklock.shim.statements;
 
-import io.sparklock.shim.wire.Caller;
-import io.sparklock.shim.facts.SessionConf;
 import io.sparklock.shim.bridge.PythonCalls;
 import io.sparklock.shim.facts.FactsExtractor;
+import io.sparklock.shim.facts.SessionConf;
 import io.sparklock.shim.server.ServerSessions;
 import io.sparklock.shim.telemetry.LockTelemetry;
 import io.sparklock.shim.util.ClassicSession;
 import io.sparklock.shim.util.RecordColumns;
 import io.sparklock.shim.util.ScalaInterop;
+import io.sparklock.shim.wire.Caller;
 import io.sparklock.shim.wire.ErrorCondition;
 import io.sparklock.shim.wire.Messages;
 import io.sparklock.shim.wire.SparkLockException;
@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.Supplier;
-
 import org.apache.spark.SparkContext;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Row;
@@ -25,7 +24,6 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.CommandExecutionMode;
 import org.apache.spark.sql.execution.QueryExecution;
-
 
 /**
  * Runs one lock statement: builds its request (one {@link Messages} type per statement, object

@@ -1,21 +1,20 @@
 package io.sparklock.shim.statements;
 
-import io.sparklock.shim.facts.DeltaConstraints;
-import io.sparklock.shim.facts.Refs;
-import io.sparklock.shim.util.ScalaInterop;
-import io.sparklock.shim.wire.Messages;
 import static io.sparklock.shim.statements.StatementErrors.analysis;
 import static io.sparklock.shim.statements.StatementErrors.analysisError;
 import static io.sparklock.shim.statements.StatementErrors.quote;
 import static io.sparklock.shim.statements.StatementErrors.quoted;
 import static io.sparklock.shim.statements.StatementErrors.scalaMap;
 
+import io.sparklock.shim.facts.DeltaConstraints;
+import io.sparklock.shim.facts.Refs;
+import io.sparklock.shim.util.ScalaInterop;
+import io.sparklock.shim.wire.Messages;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.TableIdentifier;
@@ -24,7 +23,6 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchPartitionException;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
-
 import scala.Option;
 
 /**

@@ -12,7 +12,6 @@ import java.util.List;
 final class SqlLexer {
   private SqlLexer() {}
 
-
   enum Kind { WORD, QUOTED_IDENT, STRING, SYMBOL, EOF }
 
   static final class Tok {

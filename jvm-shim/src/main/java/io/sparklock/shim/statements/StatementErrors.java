@@ -4,13 +4,11 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
 import org.apache.spark.QueryContext;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.catalyst.parser.ParseException;
 import org.apache.spark.sql.catalyst.trees.CurrentOrigin$;
 import org.apache.spark.sql.catalyst.trees.Origin;
-
 import scala.Option;
 
 /**

@@ -1,7 +1,7 @@
 package io.sparklock.shim.telemetry;
 
-import io.sparklock.shim.wire.Messages;
 import com.fasterxml.jackson.core.type.TypeReference;
+import io.sparklock.shim.wire.Messages;
 import java.util.List;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListenerEvent;

@@ -1,6 +1,5 @@
 package io.sparklock.shim.statements;
 
-import io.sparklock.shim.util.ScalaInterop;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 

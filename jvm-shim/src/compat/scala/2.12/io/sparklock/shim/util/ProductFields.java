@@ -3,6 +3,7 @@ package io.sparklock.shim.util;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+
 import org.apache.spark.sql.catalyst.ScalaReflection$;
 
 /**
