@@ -22,13 +22,17 @@ RELEASE_RETRIED = "RELEASE_RETRIED"
 LOCKS_LOST = "LOCKS_LOST"
 #: The ZooKeeper connection changed state (``detail``: ``CONNECTED``, ``SUSPENDED``, ``LOST``).
 ZOOKEEPER_STATE = "ZOOKEEPER_STATE"
+#: What crosses to the JVM for a backend's state: a gauge of its metric source (``detail``: the
+#: gauge's name, ``count``: its value); the JVM knows no backend.
+BACKEND_STATE = "BACKEND_STATE"
+_ZOOKEEPER_GAUGE = "zookeeperConnected"
 
 
 @dataclass(frozen=True)
 class Report:
     """What only this side sees, for the JVM's metrics (``SparkLockBridge.reportTelemetry`` takes
-    a JSON array of these, this module): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
-    ``count``; ``ZOOKEEPER_STATE`` sets the connection gauge from ``detail`` (kazoo's state)."""
+    a JSON array of :func:`for_jvm` of these): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add ``count``;
+    ``BACKEND_STATE`` sets the gauge ``detail`` to ``count``."""
 
     event: str
     count: int = 1
@@ -61,6 +65,22 @@ def remove_sink(sink: Sink) -> None:
 
 def last_zookeeper_state() -> Report | None:
     return _zookeeper_state
+
+
+def for_jvm(report: Report) -> Report:
+    """``report`` as the JVM's generic metric source reads it: a ZooKeeper state becomes the
+    backend gauge ``zookeeperConnected`` (1 while connected)."""
+    if report.event == ZOOKEEPER_STATE:
+        return Report(BACKEND_STATE, int(report.detail == "CONNECTED"), _ZOOKEEPER_GAUGE)
+    return report
+
+
+def backend_state_defaults() -> list[Report]:
+    """The backend gauges no report has set yet, at 0: a new metric source shows them from the
+    start, as a gauge that appeared only with its first change would not."""
+    if _zookeeper_state is not None:
+        return []
+    return [Report(BACKEND_STATE, 0, _ZOOKEEPER_GAUGE)]
 
 
 def emit(event: str, count: int = 1, detail: str | None = None) -> None:

@@ -72,7 +72,7 @@ def _send(batch: list[Report]) -> None:
     sc = SparkContext._active_spark_context
     if sc is None:
         return
-    payload = "[" + ",".join(to_json(r) for r in batch) + "]"
+    payload = "[" + ",".join(to_json(telemetry.for_jvm(r)) for r in batch) + "]"
     sc._jvm.io.sparklock.shim.SparkLockBridge.reportTelemetry(payload)
 
 
@@ -90,4 +90,6 @@ def install(spark: Any) -> None:
     jvm = spark.sparkContext._jvm
     jvm.io.sparklock.shim.SparkLockBridge.registerMetrics(spark.sparkContext._jsc.sc())
     telemetry.remove_sink(_sink)
+    for report in telemetry.backend_state_defaults():
+        _sink(report)
     telemetry.add_sink(_sink)  # replays the last ZooKeeper state to the (maybe new) source

@@ -4,6 +4,8 @@ import com.codahale.metrics.Counter;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.SparkContext;
@@ -39,7 +41,8 @@ public final class LockMetrics implements Source {
   final Counter locksLost = registry.counter("locksLost");
   final AtomicLong locksHeld = gauge("locksHeld", 0);
   final AtomicLong waiting = gauge("waiting", 0);
-  final AtomicLong zookeeperConnected = gauge("zookeeperConnected", 0);
+  /** A backend's state gauges (its connection, ...), by name, made when Python first reports one. */
+  private final Map<String, AtomicLong> backendStates = new ConcurrentHashMap<>();
 
   private LockMetrics(SparkContext sc) {
     this.registeredWith = sc;
@@ -93,6 +96,25 @@ public final class LockMetrics implements Source {
     registry.getTimers().forEach((k, v) -> out.put(k + ".count", v.getCount()));
     registry.getGauges().forEach((k, v) -> out.put(k, ((Number) v.getValue()).longValue()));
     return out;
+  }
+
+  /**
+   * Sets the backend state gauge {@code name} (the backend names it; the JVM knows no backend).
+   * A new gauge joins the source, which is registered again so that every sink shows it: Spark's
+   * metrics system copies a source's metrics when the source is registered.
+   */
+  synchronized void backendState(String name, long value) {
+    AtomicLong gauge = backendStates.get(name);
+    if (gauge == null) {
+      gauge = gauge(name, value);
+      backendStates.put(name, gauge);
+      SparkContext sc = registeredWith;
+      if (sc != null) {
+        sc.env().metricsSystem().removeSource(this);
+        sc.env().metricsSystem().registerSource(this);
+      }
+    }
+    gauge.set(value);
   }
 
   void time(Timer timer, long nanos) {

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * <p>Counted where the answers already arrive, so the hot path costs no extra py4j round trip:
  * {@link LockGuard} (statements) and {@link LockStatementRunner} ({@code LOCK TABLE}) report
  * grants, refusals and releases from the callback's answers. What only Python sees (a release
- * retried, locks lost, the ZooKeeper connection's state) arrives in batches through
+ * retried, locks lost, a backend's state such as its connection) arrives in batches through
  * {@link #report} ({@code Messages.Report}, {@code sparklock/messages.py}'s twin).
  */
 public final class LockTelemetry {
@@ -81,7 +81,7 @@ public final class LockTelemetry {
   /**
    * Python's reports (a JSON array of {@code Messages.Report}), sent in batches off the lock
    * path: {@code RELEASE_RETRIED} and {@code LOCKS_LOST} add {@code count};
-   * {@code ZOOKEEPER_STATE} sets the connection gauge from {@code detail} (kazoo's state).
+   * {@code BACKEND_STATE} sets the backend gauge named {@code detail} to {@code count}.
    */
   public static void report(String reportsJson) {
     List<Messages.Report> reports;
@@ -101,8 +101,10 @@ public final class LockTelemetry {
         case "LOCKS_LOST":
           m.locksLost.inc(r.count());
           break;
-        case "ZOOKEEPER_STATE":
-          m.zookeeperConnected.set("CONNECTED".equals(r.detail()) ? 1 : 0);
+        case "BACKEND_STATE":
+          if (r.detail() != null && !r.detail().isEmpty()) {
+            m.backendState(r.detail(), r.count());
+          }
           break;
         default:
           LOG.debug("sparklock: unknown metrics report {}", r);

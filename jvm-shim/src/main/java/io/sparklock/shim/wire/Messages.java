@@ -141,7 +141,7 @@ public final class Messages {
   /**
    * What only Python sees, for the metrics ({@link LockTelemetry#report}, a JSON array of these):
    * {@code event} is {@code RELEASE_RETRIED} / {@code LOCKS_LOST} ({@code count} of them) or
-   * {@code ZOOKEEPER_STATE} ({@code detail}: kazoo's state, {@code CONNECTED}, ...).
+   * {@code BACKEND_STATE} (a backend's gauge: {@code detail} its name, {@code count} its value).
    */
   public record Report(String event, long count, String detail) {}
 
