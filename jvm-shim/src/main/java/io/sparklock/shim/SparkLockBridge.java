@@ -35,11 +35,6 @@ public final class SparkLockBridge {
     return PythonCalls.callback();
   }
 
-  /** Whether {@code spark.sparklock.enabled} (session conf, default true) is on. */
-  public static boolean enabled(SparkSession session) {
-    return SessionConf.enabled(session);
-  }
-
   /** The session's {@code spark.sparklock.*} entries as the facts carry them. */
   public static Map<String, String> sessionConf(SparkSession session) {
     return SessionConf.sessionConf(session);
