@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 log = logging.getLogger("sparklock")
@@ -23,16 +23,19 @@ RELEASE_RETRIED = "RELEASE_RETRIED"
 #: Locks were lost while held (``count``: how many locks).
 LOCKS_LOST = "LOCKS_LOST"
 #: A backend's connection state event is ``<BACKEND>_STATE`` (``detail``: the state, e.g.
-#: ``CONNECTED``): ``ZOOKEEPER_STATE`` for the ``zookeeper`` backend, as the JVM's gauge reads it.
+#: ``CONNECTED``): ``ZOOKEEPER_STATE`` for the ``zookeeper`` backend.
 STATE_SUFFIX = "_STATE"
 CONNECTED = "CONNECTED"
+#: What crosses to the JVM for a backend's state: a gauge of its metric source (``detail``: the
+#: gauge's name ``<backend>Connected``, ``count``: 1 while connected); the JVM knows no backend.
+BACKEND_STATE = "BACKEND_STATE"
 
 
 @dataclass(frozen=True)
 class Report:
-    """What only this side sees, for the JVM's metrics (``LockTelemetry.report`` takes a JSON
-    array of these, this module): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add
-    ``count``; ``<BACKEND>_STATE`` sets that backend's connection gauge from ``detail``."""
+    """What only this side sees, for the JVM's metrics (``SparkLockBridge.reportTelemetry`` takes
+    a JSON array of :func:`for_jvm` of these): ``RELEASE_RETRIED`` / ``LOCKS_LOST`` add ``count``;
+    ``<BACKEND>_STATE`` becomes the gauge ``<backend>Connected``."""
 
     event: str
     count: int = 1
@@ -82,6 +85,28 @@ def backend_state(backend: str, state: str) -> None:
     with _guard:
         _states[backend] = report
     _tell(report)
+
+
+def gauge_name(backend: str) -> str:
+    """The JVM gauge of a backend's connection: ``zookeeper`` -> ``zookeeperConnected``."""
+    return backend.lower() + "Connected"
+
+
+def for_jvm(report: Report) -> Report:
+    """``report`` as the JVM's generic metric source reads it: a backend's state becomes its
+    gauge (1 while connected)."""
+    if report.event.endswith(STATE_SUFFIX):
+        backend = report.event[: -len(STATE_SUFFIX)]
+        return Report(BACKEND_STATE, int(report.detail == CONNECTED), gauge_name(backend))
+    return report
+
+
+def backend_state_defaults(backends: Iterable[str]) -> list[Report]:
+    """The gauges of ``backends`` that no report has set yet, at 0: a new metric source shows
+    them from the start, as a gauge that appeared only with its first change would not."""
+    with _guard:
+        missing = [b for b in backends if b not in _states]
+    return [Report(BACKEND_STATE, 0, gauge_name(b)) for b in missing]
 
 
 def emit(event: str, count: int = 1, detail: str | None = None) -> None:

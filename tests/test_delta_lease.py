@@ -65,8 +65,8 @@ def test_a_commit_under_a_lapsed_lease_is_refused_and_the_version_stays(spark, p
     spark.sql("INSERT INTO t VALUES ('before', 0)")
     log_dir = Path(urlparse(str(delta_log(spark, "t").logPath().toUri())).path)
     before = version(log_dir)
-    lease = spark._jvm.io.sparklock.shim.Lease
-    fences_before = len(lease.fences().splitlines())
+    lease = spark._jvm.io.sparklock.shim.SparkLockBridge
+    fences_before = len(lease.leaseFences().splitlines())
     tracker = spark.sparkContext.statusTracker()
     outcome: dict[str, object] = {}
 
@@ -93,7 +93,9 @@ def test_a_commit_under_a_lapsed_lease_is_refused_and_the_version_stays(spark, p
             )
             proxy.silence()  # kazoo hears nothing more: the JVM's lease lapses on its own
             wait_until(
-                lambda: len(lease.fences().splitlines()) > fences_before, 30, "the JVM to fence"
+                lambda: len(lease.leaseFences().splitlines()) > fences_before,
+                30,
+                "the JVM to fence",
             )
         finally:
             commit_lock.unlock()

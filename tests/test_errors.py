@@ -64,7 +64,9 @@ def other(spark):
 
 def test_the_condition_list_is_the_same_in_python_and_the_jvm(spark):
     jvm = spark.sparkContext._jvm
-    java = {str(c.name()): str(c.sqlState()) for c in jvm.io.sparklock.shim.ErrorCondition.values()}
+    java = {
+        str(c.name()): str(c.sqlState()) for c in jvm.io.sparklock.shim.wire.ErrorCondition.values()
+    }
     assert java == {c.name: c.sql_state for c in Condition}
     assert set(CLASSES) <= set(java)
 
@@ -91,7 +93,7 @@ def test_conflict_from_spark_sql_names_the_holder(spark, other):
     assert (e.object_name, e.mode) == ("default@t", "EXCLUSIVE") and e.waited_s >= 0.15
     params = e.getMessageParameters()
     assert params["object"] == "default@t" and holder.query_id in params["holders"]
-    assert e.java_stack.startswith("io.sparklock.shim.SparkLockException: LOCK_CONFLICT")
+    assert e.java_stack.startswith("io.sparklock.shim.wire.SparkLockException: LOCK_CONFLICT")
 
 
 def test_conflict_from_a_dataframe_action_and_a_lock_statement(spark, other):

@@ -214,6 +214,13 @@ FORMS = [
         id="immediate-text-and-value-from-variables",
     ),
     pytest.param(
+        "EXECUTE IMMEDIATE 'SELECT a FROM x WHERE a = :v' USING v",
+        "SELECT a FROM x WHERE a = 0",
+        None,
+        marks=IMMEDIATE,
+        id="immediate-variable-named-by-its-name",
+    ),
+    pytest.param(
         "EXECUTE IMMEDIATE 'CREATE TEMPORARY VIEW tv2 AS SELECT * FROM x'",
         "CREATE TEMPORARY VIEW tv2 AS SELECT * FROM x",
         None,

@@ -49,9 +49,9 @@ SPARK = SparkSpec(
     ),
 )
 
-GRANTED = "io.sparklock.shim.SparkListenerLockGranted"
-RELEASED = "io.sparklock.shim.SparkListenerLockReleased"
-REFUSED = "io.sparklock.shim.SparkListenerLockRefused"
+GRANTED = "io.sparklock.shim.telemetry.SparkListenerLockGranted"
+RELEASED = "io.sparklock.shim.telemetry.SparkListenerLockReleased"
+REFUSED = "io.sparklock.shim.telemetry.SparkListenerLockRefused"
 
 
 @pytest.fixture(scope="module", autouse=True)

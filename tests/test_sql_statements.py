@@ -1,8 +1,8 @@
 """The lock statements as real Spark SQL (parser extension + eager commands), end to end.
 
 SHOW LOCKS / LOCK / UNLOCK TABLE|DATABASE / EXPLAIN LOCKS are parsed by
-``io.sparklock.shim.LockStatementParser`` (Spark's own parser reads the identifiers, partition
-specs and the explained statement), resolved through the session catalog by
+``io.sparklock.shim.statements.LockStatementParser`` (Spark's own parser reads the identifiers,
+partition specs and the explained statement), resolved through the session catalog by
 ``LockStatementCommand`` and answered by ``sparklock.service`` over the bridge. One local Spark
 session for the module, parquet tables in a temporary warehouse, the default embedded manager.
 """
@@ -471,7 +471,7 @@ def test_java_records_and_python_dataclasses_name_the_same_fields(spark):
 
 
 def test_python_shows_every_column_the_jvm_asks_for(spark):
-    command = spark.sparkContext._jvm.io.sparklock.shim.LockStatementCommand
+    command = spark.sparkContext._jvm.io.sparklock.shim.statements.LockStatementCommand
     assert list(command.EXTENDED_COLUMNS) == EXTENDED
     assert list(command.BASIC_COLUMNS) == BASIC
     assert list(command.EXPLAIN_COLUMNS) == EXPLAIN

@@ -67,3 +67,13 @@ def test_reports_are_written_as_the_jvm_reads_them():
         "event": "RELEASE_RETRIED",
         "count": 1,
     }
+
+
+def test_the_jvm_hears_a_backend_state_as_a_named_gauge():
+    """The JVM's metric source knows no backend: a state crosses as a gauge name and value."""
+    gauge = "zookeeperConnected"
+    connected = telemetry.for_jvm(Report("ZOOKEEPER_STATE", 1, "CONNECTED"))
+    assert connected == Report(telemetry.BACKEND_STATE, 1, gauge)
+    suspended = telemetry.for_jvm(Report("ZOOKEEPER_STATE", 1, "SUSPENDED"))
+    assert suspended == Report(telemetry.BACKEND_STATE, 0, gauge)
+    assert telemetry.for_jvm(Report("LOCKS_LOST", 3, "q1")) == Report("LOCKS_LOST", 3, "q1")

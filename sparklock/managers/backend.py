@@ -67,6 +67,9 @@ class Backend:
     #: Whether other processes see its locks (Hive, other drivers, the operator's command
     #: line): the ``python -m sparklock locks|release|stale`` tools work with it only then.
     shared: bool = False
+    #: Whether it reports its connection state (``telemetry.backend_state``): its gauge
+    #: ``<name>Connected`` then shows in the driver's metrics from the start (0 until connected).
+    reports_connection: bool = False
     #: Command-line shorthands for keys of its section: (flag, key, help), e.g. ``--quorum``.
     cli_options: tuple[tuple[str, str, str], ...] = ()
     #: Adds subcommands of its own to ``python -m sparklock`` (e.g. a local development server);

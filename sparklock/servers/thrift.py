@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         sessions.install()
         thrift = jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2
         server = thrift.startWithContext(spark._jsparkSession.sqlContext())
-        jvm.io.sparklock.shim.ServerSessions.serveThrift(server, spark.sparkContext._jsc.sc())
+        jvm.io.sparklock.shim.SparkLockBridge.serveThrift(server, spark.sparkContext._jsc.sc())
         common.wait_for_port(args.host, args.port, 120.0, lambda: not stop.event.is_set())
         common.announce(f"sparklock thriftserver ready: jdbc:hive2://{args.host}:{args.port}/")
         stop.wait()

@@ -1,6 +1,6 @@
 """Server sessions as lock owners: what happens when one ends or a statement of it is cancelled.
 
-The JVM (``io.sparklock.shim.ServerSessions``) sends two requests, each its own bridge call:
+The JVM (``io.sparklock.shim.server.ServerSessions``) sends two requests, each its own bridge call:
 ``cancelWaits`` when a statement's thread is interrupted while it waits for
 locks (JDBC cancel, Connect interrupt, its session closing), and ``sessionClosed`` when a JDBC or
 Connect session ends. Implicit locks need nothing here (a statement releases them when it ends);

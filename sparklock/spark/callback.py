@@ -1,4 +1,4 @@
-"""The Python end of the bridge: ``io.sparklock.shim.LockCallback`` implemented for py4j.
+"""The Python end of the bridge: ``io.sparklock.shim.wire.LockCallback`` implemented for py4j.
 
 Every method takes and returns JSON text (jvm-shim/BRIDGE.md), its answer one of the typed
 :mod:`sparklock.protocol.messages`, and never raises into the JVM: a
@@ -54,7 +54,7 @@ class PyLockCallback:
     """One per Python process (per py4j gateway), shared by every session and thread."""
 
     class Java:
-        implements = ["io.sparklock.shim.LockCallback"]
+        implements = ["io.sparklock.shim.wire.LockCallback"]
 
     def __init__(self) -> None:
         self._record_lock = threading.Lock()

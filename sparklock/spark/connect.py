@@ -60,4 +60,4 @@ def serve_connect(spark: Any) -> None:
     """Marks ``spark``'s JVM as serving Connect sessions (also for ``remote("local[...]")``)."""
     sessions.install()
     jvm = spark.sparkContext._jvm
-    jvm.io.sparklock.shim.ServerSessions.serveConnect(spark.sparkContext._jsc.sc())
+    jvm.io.sparklock.shim.SparkLockBridge.serveConnect(spark.sparkContext._jsc.sc())

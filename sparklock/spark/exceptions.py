@@ -24,7 +24,7 @@ from ..failures import Failure
 log = logging.getLogger("sparklock")
 
 #: The JVM class whose instances become sparklock's Python errors.
-JVM_CLASS = "io.sparklock.shim.SparkLockException"
+JVM_CLASS = "io.sparklock.shim.wire.SparkLockException"
 
 _install_lock = threading.Lock()
 

@@ -1,4 +1,4 @@
-"""Lease renewals pushed to the driver's JVM (jvm-shim ``Lease.renew``).
+"""Lease renewals pushed to the driver's JVM (jvm-shim ``SparkLockBridge.renewLease``).
 
 A manager renews its lease on its connection thread (kazoo's, for ZooKeeper), which must never
 wait for py4j. So a renewal only records the newest term and wakes one pusher thread, which makes
@@ -64,7 +64,7 @@ def _push(epoch: int, deadline_ns: int) -> bool:
     if sc is None:
         return False
     try:
-        sc._jvm.io.sparklock.shim.Lease.renew(epoch, deadline_ns)
+        sc._jvm.io.sparklock.shim.SparkLockBridge.renewLease(epoch, deadline_ns)
         return True
     except Exception:  # noqa: BLE001 - a JVM going away: the next renewal tries again
         log.debug("sparklock: pushing the lease to the JVM failed", exc_info=True)

@@ -1,10 +1,10 @@
 """Forwards :mod:`sparklock.telemetry` reports to the JVM's ``sparklock`` metric source.
 
 Reports are queued and sent by one daemon thread, a batch per py4j call
-(``io.sparklock.shim.LockTelemetry.report``): whoever emits (a release, kazoo's connection
-thread) never waits for the JVM. :func:`install` also registers the metric source with the
-session's SparkContext in case ``spark.plugins`` did not (pyspark's ``remote("local[...]")``
-sets that key itself).
+(``io.sparklock.shim.SparkLockBridge.reportTelemetry``): whoever emits (a release, kazoo's
+connection thread) never waits for the JVM. :func:`install` also registers the metric source
+with the session's SparkContext in case ``spark.plugins`` did not (pyspark's
+``remote("local[...]")`` sets that key itself).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from .. import telemetry
+from ..managers.registry import BACKENDS
 from ..protocol.messages import to_json
 from ..telemetry import Report
 
@@ -72,8 +73,8 @@ def _send(batch: list[Report]) -> None:
     sc = SparkContext._active_spark_context
     if sc is None:
         return
-    payload = "[" + ",".join(to_json(r) for r in batch) + "]"
-    sc._jvm.io.sparklock.shim.LockTelemetry.report(payload)
+    payload = "[" + ",".join(to_json(telemetry.for_jvm(r)) for r in batch) + "]"
+    sc._jvm.io.sparklock.shim.SparkLockBridge.reportTelemetry(payload)
 
 
 _sink = JvmTelemetrySink()
@@ -88,6 +89,9 @@ def install(spark: Any) -> None:
     """Register the metric source of ``spark``'s context (idempotent) and forward reports to it;
     a new context's source gets the current ZooKeeper state again."""
     jvm = spark.sparkContext._jvm
-    jvm.io.sparklock.shim.LockMetrics.of(spark.sparkContext._jsc.sc())
+    jvm.io.sparklock.shim.SparkLockBridge.registerMetrics(spark.sparkContext._jsc.sc())
     telemetry.remove_sink(_sink)
+    gauged = [b.name for b in BACKENDS.values() if b.reports_connection]
+    for report in telemetry.backend_state_defaults(gauged):
+        _sink(report)
     telemetry.add_sink(_sink)  # replays the last ZooKeeper state to the (maybe new) source

@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 
 
 def assert_records_match(spark: SparkSession, contract: Mapping[str, type]) -> None:
-    """Each ``io.sparklock.shim.<java name>`` record has its dataclass's fields, in order."""
+    """Each ``io.sparklock.shim.wire.<java name>`` record has its dataclass's fields, in order."""
     reflection = spark.sparkContext._jvm.py4j.reflection.ReflectionUtil
     for java_name, cls in contract.items():
-        record = reflection.classForName("io.sparklock.shim." + java_name)
+        record = reflection.classForName("io.sparklock.shim.wire." + java_name)
         java = [c.getName() for c in record.getRecordComponents()]
         python = [wire_name(f.name) for f in dataclasses.fields(cls)]
         assert java == python, java_name

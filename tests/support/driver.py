@@ -431,7 +431,7 @@ def main(argv=None) -> int:
                 reply(overwrite(spark, cmd))
             elif op == "fences":
                 jvm = spark.sparkContext._jvm
-                text = jvm.io.sparklock.shim.Lease.fences()
+                text = jvm.io.sparklock.shim.SparkLockBridge.leaseFences()
                 fences = [line.split() for line in text.splitlines() if line]
                 reply({"fences": [[h, int(t)] for h, t in fences], "now": time.monotonic_ns()})
             elif op == "exit":

@@ -29,6 +29,7 @@ BACKEND = Backend(
     keys=settings.KEYS,
     parse=settings.parse,
     shared=True,
+    reports_connection=True,
     cli_options=(
         ("--quorum", settings.QUORUM, settings.QUORUM),
         ("--namespace", settings.NAMESPACE, settings.NAMESPACE),

@@ -1,5 +1,9 @@
 package io.sparklock.shim;
 
+import io.sparklock.shim.listing.FileListings;
+import io.sparklock.shim.telemetry.StatementHooks;
+import io.sparklock.shim.telemetry.StatementTimings;
+
 /**
  * What tests and benchmarks read from the shim over py4j, kept apart from the bridge's
  * production calls. The statement timers run only once {@link #install} was called (any reading

@@ -1,5 +1,9 @@
 package io.sparklock.shim;
 
+import io.sparklock.shim.guard.QueryEndListener;
+import io.sparklock.shim.hook.ProcedureCalls;
+import io.sparklock.shim.hook.SparkLockColumnarRule;
+import io.sparklock.shim.statements.LockStatementParser;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.internal.SQLConf$;
 import scala.Function1;

@@ -1,5 +1,6 @@
 package io.sparklock.shim;
 
+import io.sparklock.shim.telemetry.LockMetrics;
 import java.util.Collections;
 import java.util.Map;
 import org.apache.spark.SparkContext;

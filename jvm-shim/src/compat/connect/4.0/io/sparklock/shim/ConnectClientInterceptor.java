@@ -1,5 +1,6 @@
 package io.sparklock.shim;
 
+import io.sparklock.shim.server.ServerSessions;
 import java.lang.reflect.Method;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;

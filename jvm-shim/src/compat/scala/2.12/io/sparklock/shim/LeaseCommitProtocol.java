@@ -1,5 +1,6 @@
 package io.sparklock.shim;
 
+import io.sparklock.shim.lease.LeaseCommitProtocolBase;
 import org.apache.hadoop.mapreduce.JobContext;
 import org.apache.spark.internal.io.FileCommitProtocol;
 

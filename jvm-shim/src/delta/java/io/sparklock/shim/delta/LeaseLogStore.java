@@ -2,7 +2,7 @@ package io.sparklock.shim.delta;
 
 import io.delta.storage.CloseableIterator;
 import io.delta.storage.LogStore;
-import io.sparklock.shim.Lease;
+import io.sparklock.shim.lease.Lease;
 import java.io.IOException;
 import java.util.Iterator;
 import org.apache.hadoop.conf.Configuration;

@@ -1,0 +1,270 @@
+package io.sparklock.shim.lease;
+
+import io.sparklock.shim.bridge.PythonCalls;
+import io.sparklock.shim.util.JobCancellation;
+import io.sparklock.shim.wire.ErrorCondition;
+import io.sparklock.shim.wire.SparkLockException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.apache.spark.SparkContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The self-fencing lease of this JVM's ZooKeeper locks (docs/fencing.md).
+ *
+ * <p>Python pushes renewals ({@link #renew}): the ZooKeeper session id (the <i>epoch</i>) and
+ * the monotonic instant ({@code System.nanoTime()}, CLOCK_MONOTONIC as Python's
+ * {@code time.monotonic_ns()}) until which that session's locks are certainly held: the send
+ * time of the last answered request plus the session timeout minus the margin. A statement
+ * granted under an epoch ({@link #bind}) is covered until that epoch's deadline passes; an
+ * ended session is no longer renewed, so its deadline passes before the server's expiry. Python only pushes; it is the JVM that acts, so a stalled Python
+ * (SIGSTOP, a debugger, a long GIL hold) or a partition lets the lease lapse and the JVM fences
+ * on its own: the watchdog cancels the statement's jobs, its commits are refused
+ * ({@link #checkCommit}) and its release fails with {@code LOCKS_LOST}.
+ *
+ * <p>Statements with no epoch (the embedded manager: locks that live in the process) are never
+ * bound and cost nothing.
+ */
+public final class Lease {
+  private static final Logger LOG = LoggerFactory.getLogger("io.sparklock.shim.Lease");
+
+  private Lease() {}
+
+  /**
+   * Each session's deadline. A process may hold several sessions at once (ZooKeeper clients of
+   * other quorums, timeouts or credentials); a session that ended is simply no longer renewed,
+   * so its deadline passes before the server's expiry.
+   */
+  private static final Map<Long, Long> DEADLINES = new ConcurrentHashMap<>();
+
+  /** Deadlines further back than this are forgotten (their statements were fenced long ago). */
+  private static final long FORGET_NANOS = 600_000_000_000L;
+
+  /** One granted statement under a lease. */
+  static final class Bound {
+    final SparkContext sc;
+    final String handle;
+    final long epoch;
+    /** Why it was fenced (null while covered), and when ({@code System.nanoTime()}). */
+    volatile String fenced;
+
+    volatile long fencedAtNanos;
+
+    Bound(SparkContext sc, String handle, long epoch) {
+      this.sc = sc;
+      this.handle = handle;
+      this.epoch = epoch;
+    }
+  }
+
+  private static final Map<String, Bound> BOUND = new ConcurrentHashMap<>();
+
+  /** The handles the current thread runs under (nested statements: innermost last). */
+  private static final ThreadLocal<Deque<Bound>> RUNNING = ThreadLocal.withInitial(ArrayDeque::new);
+
+  /** Fence instants of this JVM, for the nemesis tests' measurements. */
+  private static final List<String> FENCES = new ArrayList<>();
+
+  private static final Object WAKE = new Object();
+  private static Thread watchdog;
+
+  /**
+   * Python: the session {@code epoch}'s locks are held until {@code deadlineNanos} (a deadline
+   * only moves forward).
+   */
+  public static void renew(long epoch, long deadlineNanos) {
+    synchronized (WAKE) {
+      Long old = DEADLINES.get(epoch);
+      if (old != null && old >= deadlineNanos) {
+        return;
+      }
+      DEADLINES.put(epoch, deadlineNanos);
+      long now = System.nanoTime();
+      DEADLINES.values().removeIf(d -> now - d > FORGET_NANOS);
+      WAKE.notifyAll();
+    }
+  }
+
+  /** The deadline ({@code System.nanoTime()} scale) of {@code epoch}, or MIN_VALUE. */
+  public static long deadline(long epoch) {
+    return DEADLINES.getOrDefault(epoch, Long.MIN_VALUE);
+  }
+
+  /**
+   * A statement was granted locks that hold only under the lease {@code epoch} (null: locks
+   * that cannot lapse: nothing to do). {@code untilNanos}: the deadline Python knew at the grant.
+   */
+  public static void bind(SparkContext sc, String handle, Long epoch, Long untilNanos) {
+    if (epoch == null || handle == null || handle.isEmpty()) {
+      return;
+    }
+    if (untilNanos != null) {
+      renew(epoch, untilNanos);
+    }
+    BOUND.put(handle, new Bound(sc, handle, epoch));
+    startWatchdog();
+    synchronized (WAKE) {
+      WAKE.notifyAll(); // the watchdog sleeps until this statement's deadline at the latest
+    }
+  }
+
+  /**
+   * The statement released its locks. Throws {@code LOCKS_LOST} when its lease lapsed while it
+   * held them (even if Python, stalled meanwhile, released them without noticing): its work ran
+   * unprotected from then on.
+   */
+  public static void unbind(String handle, boolean quietly) {
+    Bound b = handle == null ? null : BOUND.remove(handle);
+    if (b == null || quietly) {
+      return;
+    }
+    String reason = b.fenced != null ? b.fenced : lapse(b);
+    if (reason != null) {
+      throw lost(reason);
+    }
+  }
+
+  /**
+   * A fenced statement does not wait for Python's release (Python may be stalled, or retrying
+   * against an unreachable ZooKeeper until it presumes the session expired): the release goes on
+   * in the background and the statement fails with {@code LOCKS_LOST} now. No-op otherwise.
+   */
+  public static void releaseFenced(String handle, java.util.concurrent.ExecutorService releaser) {
+    Bound b = handle == null ? null : BOUND.get(handle);
+    if (b == null || b.fenced == null) {
+      return;
+    }
+    releaser.submit(() -> {
+      try {
+        PythonCalls.release(handle);
+      } catch (RuntimeException e) {
+        LOG.warn("sparklock: releasing fenced {} failed: {}", handle, e.getMessage());
+      }
+    });
+    unbind(handle, false);
+  }
+
+  /**
+   * Runs a statement's body with its handle marked as the current thread's, so that a commit
+   * made on this thread is checked against its lease; refuses to start under a lapsed lease.
+   */
+  public static <T> T within(String handle, Supplier<T> body) {
+    Bound b = handle == null ? null : BOUND.get(handle);
+    if (b == null) {
+      return body.get();
+    }
+    Deque<Bound> running = RUNNING.get();
+    running.addLast(b);
+    try {
+      checkCommit("starting the statement");
+      return body.get();
+    } finally {
+      running.removeLastOccurrence(b);
+    }
+  }
+
+  /**
+   * Before a write becomes visible (a job commit, see {@code LeaseCommitProtocol}): every lease
+   * the current thread runs under must still hold, or the commit is refused with {@code
+   * LOCKS_LOST} and the statement fenced.
+   */
+  public static void checkCommit(String what) {
+    for (Bound b : RUNNING.get()) {
+      String reason = b.fenced != null ? b.fenced : lapse(b);
+      if (reason != null) {
+        fence(b, reason);
+        throw lost(reason + "; refused " + what);
+      }
+    }
+  }
+
+  /** Why {@code b}'s lease no longer holds, or null while it does. */
+  private static String lapse(Bound b) {
+    Long deadline = DEADLINES.get(b.epoch);
+    if (deadline == null) {
+      return "no lease is known for the ZooKeeper session its locks belong to";
+    }
+    long late = System.nanoTime() - deadline;
+    if (late >= 0) {
+      return String.format("the lease of its ZooKeeper locks lapsed %.0f ms ago (no answer from "
+          + "ZooKeeper reached the lock service in time)", late / 1e6);
+    }
+    return null;
+  }
+
+  private static SparkLockException lost(String reason) {
+    return new SparkLockException(ErrorCondition.LOCKS_LOST, reason);
+  }
+
+  /** Fence once: mark, then cancel the jobs that carry the statement's fence tag. */
+  private static void fence(Bound b, String reason) {
+    synchronized (b) {
+      if (b.fenced != null) {
+        return;
+      }
+      b.fencedAtNanos = System.nanoTime();
+      b.fenced = reason;
+    }
+    synchronized (FENCES) {
+      FENCES.add(b.handle + " " + b.fencedAtNanos);
+    }
+    LOG.error("sparklock: fencing {}: {}", b.handle, reason);
+    try {
+      JobCancellation.cancelJobsWithTag(b.sc, FenceTags.of(b.handle),
+          "LOCKS_LOST: " + reason);
+    } catch (RuntimeException e) {
+      LOG.warn("sparklock: cancelling the jobs of {} failed: {}", b.handle, e.toString());
+    }
+  }
+
+  /** Tests: {@code "<handle> <nanoTime>"} of every fence so far. */
+  public static String fences() {
+    synchronized (FENCES) {
+      return String.join("\n", FENCES);
+    }
+  }
+
+  private static synchronized void startWatchdog() {
+    if (watchdog != null) {
+      return;
+    }
+    watchdog = new Thread(Lease::watch, "sparklock-lease-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
+  }
+
+  /** Sleeps until the earliest deadline of a bound statement, fences what lapsed, repeats. */
+  private static void watch() {
+    while (true) {
+      try {
+        long wait = Long.MAX_VALUE;
+        for (Bound b : BOUND.values()) {
+          if (b.fenced != null) {
+            continue;
+          }
+          String reason = lapse(b);
+          if (reason != null) {
+            fence(b, reason);
+          } else {
+            wait = Math.min(wait, deadline(b.epoch) - System.nanoTime());
+          }
+        }
+        synchronized (WAKE) {
+          // A renewal or a new statement wakes it; at most 1 s between looks otherwise.
+          long millis = wait >= 1_000_000_000L ? 1000 : Math.max(1, wait / 1_000_000 + 1);
+          WAKE.wait(millis);
+        }
+      } catch (InterruptedException e) {
+        return;
+      } catch (RuntimeException e) {
+        LOG.warn("sparklock: lease watchdog: {}", e.toString());
+      }
+    }
+  }
+}
