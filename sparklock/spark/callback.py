@@ -146,6 +146,12 @@ class PyLockCallback:
 
         return self._answer("sessionClosed", run)
 
+    def locksSnapshot(self, request_json: str) -> str:  # noqa: N802 - the Java interface's name
+        """The Spark UI's Locks tab (``io.sparklock.shim.ui``): this application's locks."""
+        from ..service.snapshot import snapshot_json
+
+        return snapshot_json(request_json)
+
     # -- the lease --------------------------------------------------------------------------------
     def _lease(self, held) -> tuple[int, int] | None:
         """The lease ``held`` lives under (None: none the JVM enforces); its renewals are pushed
