@@ -86,8 +86,8 @@ final class LocksPage {
         .append("<link rel=\"stylesheet\" href=\"../static/webui.css\" type=\"text/css\">")
         .append("<title>").append(Html.esc(sc.appName())).append(" - Locks</title>")
         .append("<style>.sl-wait{background:#fff3cd}.sl-dead{color:#c00;font-weight:bold}")
-        .append("td.sl-q{max-width:40em;overflow-wrap:anywhere;font-family:monospace;")
-        .append("font-size:90%}</style></head><body>");
+        .append("td span{overflow-wrap:anywhere}")
+        .append("</style></head><body>");
     navbar(b);
     b.append("<div class=\"container-fluid\"><div class=\"row\"><div class=\"col-12\">")
         .append("<h3 style=\"vertical-align: bottom; display: inline-block;\">Locks</h3>")
@@ -140,7 +140,7 @@ final class LocksPage {
         .append("<div class=\"navbar-header\"><div class=\"navbar-brand\"><a href=\"../\">")
         .append("<strong>Spark</strong> <span class=\"version\">")
         .append(Html.esc(sc.version())).append("</span></a></div></div>")
-        .append("<ul class=\"navbar-nav mr-auto\">");
+        .append("<ul class=\"navbar-nav mr-auto me-auto\">");
     scala.collection.Iterator<WebUITab> tabs = ui.getTabs().iterator();
     while (tabs.hasNext()) {
       WebUITab t = tabs.next();

@@ -43,7 +43,7 @@ final class WaitGraphSvg {
     }
     List<String> names = new ArrayList<>(nodes.keySet());
     int n = Math.min(names.size(), MAX_NODES);
-    double radius = n <= 1 ? 0 : Math.max(170, n * 46);
+    double radius = n <= 1 ? 0 : n == 2 ? 270 : Math.max(170, n * 46);
     double width = 2 * radius + BOX_W + 80;
     double height = (n <= 2 ? BOX_H + 170 : 2 * radius + BOX_H + 80);
     for (int i = 0; i < n; i++) {
