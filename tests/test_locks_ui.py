@@ -155,6 +155,9 @@ def test_waiting_statement_and_its_holder(spark, browser, tmp_path):
     browser.get(url)  # the tab is there, in Spark's navigation bar, before anything waits
     assert browser.find_element(By.CSS_SELECTOR, "nav li.active").text == "Locks"
     assert "Nothing waits for a lock." in browser.page_source
+    started = time.monotonic()
+    browser.get(url)
+    print(f"one load of the Locks tab: {time.monotonic() - started:.3f} s")
 
     holder, waiter = spark.newSession(), spark.newSession()
     holder_id = str(holder._jsparkSession.sessionUUID())
@@ -183,6 +186,9 @@ def test_waiting_statement_and_its_holder(spark, browser, tmp_path):
     assert box.get("result") == [(2,)], box
     wait_until(page_shows(browser, url, "#sl-recent", "GRANTED"), 10, "the ended wait listed")
     assert "Nothing waits for a lock." in browser.page_source
+    started = time.monotonic()
+    browser.get(url)
+    print(f"one load of the Locks tab: {time.monotonic() - started:.3f} s")
 
 
 def test_crossing_lock_tables_are_drawn(spark, browser, tmp_path):

@@ -106,11 +106,13 @@ final class WaitGraphSvg {
         .append(color).append("\" stroke-width=\"").append(dead ? "2.5" : "1.5")
         .append("\" marker-end=\"url(#").append(dead ? "sl-arrow-red" : "sl-arrow")
         .append(")\"/>");
-    double lx = (start[0] + 2 * cx + end[0]) / 4;
-    double ly = (start[1] + 2 * cy + end[1]) / 4;
+    // the label sits off its own curve, on the side it bends to (above a straight arrow)
+    double off = back ? 14 : 0;
+    double lx = (start[0] + 2 * cx + end[0]) / 4 - dy / len * off;
+    double ly = (start[1] + 2 * cy + end[1]) / 4 + dx / len * off + (back ? 4 : -4);
     String label = e.path("mode").asText() + " " + e.path("object").asText()
         + " (held " + e.path("holderMode").asText() + ")";
-    b.append("<text x=\"").append(num(lx)).append("\" y=\"").append(num(ly - 4))
+    b.append("<text x=\"").append(num(lx)).append("\" y=\"").append(num(ly))
         .append("\" text-anchor=\"middle\" fill=\"").append(color).append("\">")
         .append(Html.cut(label, 60)).append("</text></g>");
   }
