@@ -16,6 +16,7 @@ from sparklock.managers import get_manager, recent_waits
 from sparklock.service import config_of
 from sparklock.service.snapshot import deadlocks, snapshot, snapshot_json
 from tests.support.locks import wait_for
+from tests.support.spark import zookeeper_conf
 
 T = LockObject.of_table("default", "snap_t")
 PATIENT = LockSettings(num_retries=50, retry_interval=0.1, wait_policy=WaitPolicy.QUEUE)
@@ -33,8 +34,17 @@ def test_cycles_are_found_once_and_paths_are_not_cycles():
     assert deadlocks([edge("s1", "s2", "b"), edge("s3", "s2", "b"), edge("s2", "s2", "x")]) == []
 
 
-def test_a_wait_behind_an_explicit_lock_names_its_holder():
-    manager = get_manager(config_of({}))
+@pytest.fixture(params=["embedded", pytest.param("zookeeper", marks=pytest.mark.zookeeper)])
+def conf(request) -> dict[str, str]:
+    """The session conf of the manager under test (ZooKeeper: the run's real server)."""
+    if request.param == "embedded":
+        return {}
+    address = request.getfixturevalue("zk_server").address
+    return zookeeper_conf(address, request.getfixturevalue("zk_namespace"))
+
+
+def test_a_wait_behind_an_explicit_lock_names_its_holder(conf):
+    manager = get_manager(config_of(conf))
     recent_waits.clear()
     holder = manager.acquire(
         [LockRequest(T, LockMode.EXCLUSIVE)],
@@ -83,8 +93,9 @@ def test_a_wait_behind_an_explicit_lock_names_its_holder():
     assert snapshot()["waiting"] == []
 
 
-def test_a_refused_wait_is_kept_with_its_condition():
-    manager = get_manager(config_of({}))
+def test_a_refused_wait_is_kept_with_its_condition(conf):
+    manager = get_manager(config_of(conf))
+    recent_waits.clear()
     holder = manager.acquire(
         [LockRequest(T, LockMode.EXCLUSIVE)], owner="h", query_id="q_h2",
         lock_type=LockType.EXPLICIT,
