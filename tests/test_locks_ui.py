@@ -186,9 +186,6 @@ def test_waiting_statement_and_its_holder(spark, browser, tmp_path):
     assert box.get("result") == [(2,)], box
     wait_until(page_shows(browser, url, "#sl-recent", "GRANTED"), 10, "the ended wait listed")
     assert "Nothing waits for a lock." in browser.page_source
-    started = time.monotonic()
-    browser.get(url)
-    print(f"one load of the Locks tab: {time.monotonic() - started:.3f} s")
 
 
 def test_crossing_lock_tables_are_drawn(spark, browser, tmp_path):
