@@ -202,9 +202,8 @@ def test_crossing_lock_tables_are_drawn(spark, browser, tmp_path):
         wait_until(page_shows(browser, url, "#sl-waiting", "default@b"), 5, "the first wait")
         assert len(browser.find_elements(By.CSS_SELECTOR, "#sl-graph g.sl-edge")) == 1
         t2, box2 = in_thread(lambda: second.sql("LOCK TABLE a EXCLUSIVE"))
-        if detects:
-            t2.join(30)
-            t1.join(30)
+        if detects:  # the victim fails at once; the other waits on until the UNLOCK below
+            wait_until(lambda: not (t1.is_alive() and t2.is_alive()), 30, "a victim fails")
             wait_until(page_shows(browser, url, "#sl-recent", "DEADLOCK"), 5, "the victim")
         else:
             wait_until(page_shows(browser, url, "#sl-graph", "Deadlock"), 5, "the cycle")
