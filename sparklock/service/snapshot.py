@@ -32,6 +32,8 @@ log = logging.getLogger("sparklock")
 MAX_ROWS = 500
 #: ``blocked_by`` text of one blocker (``sparklock.locks.waiting.blocker_text``).
 _BLOCKER = re.compile(r"^(SHARED|EXCLUSIVE) (\S+) query_id=(.*)$")
+#: The metastore's: the blocking request's id (its locks are listed as ``<id>.<component>``).
+_REQUEST_BLOCKER = re.compile(r"^lock (\d+)$")
 
 
 def snapshot_json(request_json: str = "{}") -> str:
@@ -71,9 +73,11 @@ def snapshot(app_id: str = "", max_rows: int = MAX_ROWS) -> dict[str, Any]:
             entry["error"] = f"{type(e).__name__}: {e}"
             continue
         by_query: dict[str, LockInfo] = {}
+        by_request: dict[str, list[LockInfo]] = {}
         for info in infos:
             if info.state is LockState.ACQUIRED:
                 by_query.setdefault(info.data.query_id, info)
+                by_request.setdefault(info.lock_id.split(".", 1)[0], []).append(info)
         ours = [i for i in infos if i.owner is not None or (app_id and i.data.agent == app_id)]
         entry["locks"] = len(infos)
         for info in ours:
@@ -81,7 +85,8 @@ def snapshot(app_id: str = "", max_rows: int = MAX_ROWS) -> dict[str, Any]:
             _count(sessions, row, info)
             if info.state is LockState.WAITING:
                 row["blockedBy"] = [
-                    _blocker(text, by_query, now, manager.kind) for text in info.blocked_by
+                    _blocker(_named(text, info, by_request), by_query, now, manager.kind)
+                    for text in info.blocked_by
                 ]
                 for b in row["blockedBy"]:
                     blockers.setdefault((b["object"], b["queryId"], b["mode"]), b)
@@ -129,6 +134,17 @@ def _row(info: LockInfo, now: int, kind: str) -> dict[str, Any]:
         "forMs": max(0, now - since) if since else 0,
         "manager": kind,
     }
+
+
+def _named(text: str, waiter: LockInfo, by_request: dict[str, list[LockInfo]]) -> str:
+    """A metastore blocker (``lock <request id>``) in the form the other managers write:
+    the request's lock on the waiter's object (else its first), mode and query id."""
+    m = _REQUEST_BLOCKER.match(text)
+    locks = by_request.get(m.group(1), []) if m else []
+    if not locks:
+        return text
+    lock = next((i for i in locks if i.obj == waiter.obj), locks[0])
+    return f"{lock.mode.value} {lock.name} query_id={lock.data.query_id}"
 
 
 def _blocker(text: str, by_query: dict[str, LockInfo], now: int, kind: str) -> dict[str, Any]:
