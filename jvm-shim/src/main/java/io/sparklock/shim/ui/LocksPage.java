@@ -100,7 +100,8 @@ final class LocksPage {
       LocksTables.sessions(b, snap.path("sessions"));
       LocksTables.waiting(b, snap.path("waiting"));
       b.append("<h4 id=\"wait-for-graph\">Who waits for whom</h4>");
-      b.append(WaitGraphSvg.render(snap.path("edges"), snap.path("deadlocks")));
+      b.append(WaitGraphSvg.render(snap.path("edges"), snap.path("deadlocks"),
+          snap.path("sessions")));
       LocksTables.blockers(b, snap.path("blockers"));
       LocksTables.held(b, snap.path("held"), snap.path("truncated").asLong(0));
       LocksTables.recent(b, snap.path("recent"));

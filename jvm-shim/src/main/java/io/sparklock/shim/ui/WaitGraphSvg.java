@@ -2,6 +2,7 @@ package io.sparklock.shim.ui;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -24,7 +25,8 @@ final class WaitGraphSvg {
 
   private WaitGraphSvg() {}
 
-  static String render(JsonNode edges, JsonNode deadlocks) {
+  /** The graph of {@code edges}; {@code sessions} (the snapshot's) give each box its user. */
+  static String render(JsonNode edges, JsonNode deadlocks, JsonNode sessions) {
     if (edges == null || edges.isEmpty()) {
       return "<p class=\"text-muted\" id=\"sl-graph-empty\">No waits: nothing to draw.</p>";
     }
@@ -40,6 +42,10 @@ final class WaitGraphSvg {
         deadNodes.add(e.path("waiter").asText());
         deadEdges.add(key(e));
       }
+    }
+    Map<String, String> users = new HashMap<>();
+    for (JsonNode r : sessions) {
+      users.put(r.path("owner").asText(), r.path("user").asText());
     }
     List<String> names = new ArrayList<>(nodes.keySet());
     int n = Math.min(names.size(), MAX_NODES);
@@ -73,7 +79,7 @@ final class WaitGraphSvg {
     }
     for (int i = 0; i < n; i++) {
       String name = names.get(i);
-      box(b, name, nodes.get(name), deadNodes.contains(name));
+      box(b, name, users.getOrDefault(name, ""), nodes.get(name), deadNodes.contains(name));
     }
     if (names.size() > n) {
       b.append("<text x=\"10\" y=\"").append(num(height - 10)).append("\">")
@@ -117,7 +123,8 @@ final class WaitGraphSvg {
         .append(Html.cut(label, 60)).append("</text></g>");
   }
 
-  private static void box(StringBuilder b, String name, double[] at, boolean dead) {
+  private static void box(StringBuilder b, String name, String user, double[] at,
+      boolean dead) {
     String shown = name.matches("[0-9a-f]{8}-[0-9a-f-]{27}") ? "session " + name.substring(0, 8)
         : name;
     b.append("<g class=\"sl-node\"><title>").append(Html.esc(name)).append("</title>")
@@ -126,8 +133,15 @@ final class WaitGraphSvg {
         .append("\" height=\"").append(num(BOX_H)).append("\" rx=\"6\" fill=\"")
         .append(dead ? "#fde8e8" : "#eef4fb").append("\" stroke=\"").append(dead ? RED : "#36c")
         .append("\" stroke-width=\"").append(dead ? "2.5" : "1.2").append("\"/>")
-        .append("<text x=\"").append(num(at[0])).append("\" y=\"").append(num(at[1] + 4))
-        .append("\" text-anchor=\"middle\">").append(Html.cut(shown, 28)).append("</text></g>");
+        .append("<text x=\"").append(num(at[0])).append("\" y=\"")
+        .append(num(at[1] + (user.isEmpty() ? 4 : -3))).append("\" text-anchor=\"middle\">")
+        .append(Html.cut(shown, 28)).append("</text>");
+    if (!user.isEmpty()) {
+      b.append("<text x=\"").append(num(at[0])).append("\" y=\"").append(num(at[1] + 12))
+          .append("\" text-anchor=\"middle\" fill=\"#555\">user ").append(Html.cut(user, 22))
+          .append("</text>");
+    }
+    b.append("</g>");
   }
 
   /** Where a line from the box's centre towards (dx, dy) leaves the box. */
