@@ -133,10 +133,14 @@ class LockManager(ABC):
         if not lock_set:
             return HeldLocks(owner, query_id, lock_type, [], self)
         waiter = WaitReporter(query_id, settings)
-        if settings.wait_policy is WaitPolicy.QUEUE:
-            held = self._acquire_queued(lock_set, data, owner, settings, cancel, waiter)
-        else:
-            held = self._acquire_retrying(lock_set, data, owner, settings, cancel, waiter)
+        try:
+            if settings.wait_policy is WaitPolicy.QUEUE:
+                held = self._acquire_queued(lock_set, data, owner, settings, cancel, waiter)
+            else:
+                held = self._acquire_retrying(lock_set, data, owner, settings, cancel, waiter)
+        except SparkLockError as e:
+            waiter.refused(e)
+            raise
         held.manager = self
         waiter.granted(held)
         return held

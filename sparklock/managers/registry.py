@@ -42,6 +42,12 @@ def get_manager(config: ManagerConfig) -> LockManager:
         return manager
 
 
+def open_managers() -> list[LockManager]:
+    """The managers this process made and has not closed (the Locks tab lists their locks)."""
+    with _managers_lock:
+        return [m for m in _managers.values() if not m.closed]
+
+
 def close_all() -> None:
     """Close every manager made here (tests, interpreter exit, a server stopping)."""
     with _managers_lock:

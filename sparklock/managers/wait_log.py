@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ..locks.model import LockSettings
+from . import recent_waits
 
 if TYPE_CHECKING:
     from .held import HeldLocks, Refusal
@@ -32,6 +33,7 @@ class WaitReporter:
         self.last_log = 0.0
         self.waited = False
         self.next_warning = settings.wait_warn_interval  # seconds into the wait
+        self.refusal: Refusal | None = None  # the last one: what the wait is for
 
     def elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -43,6 +45,7 @@ class WaitReporter:
         return max(0.0, self.next_warning - self.elapsed())
 
     def waiting(self, refusal: Refusal, attempt: int | None = None) -> None:
+        self.refusal = refusal
         now = time.monotonic()
         warn = 0 < self.settings.wait_warn_interval <= now - self.start
         warn = warn and now - self.start >= self.next_warning
@@ -81,9 +84,26 @@ class WaitReporter:
 
     def granted(self, held: HeldLocks) -> None:
         if self.waited:
+            self._remember("GRANTED")
             log.info(
                 "sparklock: query %s got its %d locks after %.3f s",
                 self.query_id,
                 len(held.locks),
                 self.elapsed(),
             )
+
+    def refused(self, error: Exception) -> None:
+        """The acquisition failed (out of budget, cancelled, ...): kept for the Locks tab."""
+        self._remember(getattr(error, "code", type(error).__name__), str(error))
+
+    def _remember(self, outcome: str, error: str = "") -> None:
+        r = self.refusal
+        recent_waits.record(
+            query_id=self.query_id,
+            outcome=outcome,
+            obj=r.request.name if r is not None else "",
+            mode=r.request.mode.value if r is not None else "",
+            waited_s=self.elapsed(),
+            holders=r.holders if r is not None else (),
+            error=error,
+        )

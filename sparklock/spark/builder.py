@@ -282,7 +282,7 @@ def attach(spark: Any):
     from pyspark.java_gateway import ensure_callback_server_started
 
     from .. import shim
-    from . import exceptions, telemetry_sink
+    from . import exceptions, locks_ui, telemetry_sink
     from .callback import PyLockCallback
 
     gateway = spark.sparkContext._gateway
@@ -307,6 +307,7 @@ def attach(spark: Any):
             bridge.setCallback(callback)
             _callbacks[id(gateway)] = callback
         telemetry_sink.install(spark)  # the metric source, also where spark.plugins was replaced
+        locks_ui.install(spark)  # the Spark UI's Locks tab, when the context has a UI
         exceptions.install()  # sparklock's JVM errors raise sparklock's Python classes
         return callback
 

@@ -125,6 +125,12 @@ class PyLockCallback:
 
         return self._answer("sessionClosed", run)
 
+    def locksSnapshot(self, request_json: str) -> str:  # noqa: N802 - the Java interface's name
+        """The Spark UI's Locks tab (``io.sparklock.shim.ui``): this application's locks."""
+        from ..service.snapshot import snapshot_json
+
+        return snapshot_json(request_json)
+
     # -- plumbing -------------------------------------------------------------------------------
     def _answer(self, method: str, run) -> str:
         try:

@@ -8,6 +8,7 @@ import io.sparklock.shim.lease.Lease;
 import io.sparklock.shim.server.ServerSessions;
 import io.sparklock.shim.telemetry.LockMetrics;
 import io.sparklock.shim.telemetry.LockTelemetry;
+import io.sparklock.shim.ui.LocksUi;
 import io.sparklock.shim.util.JobCancellation;
 import io.sparklock.shim.wire.LockCallback;
 import io.sparklock.shim.wire.Messages;
@@ -33,6 +34,11 @@ public final class SparkLockBridge {
   /** The attached callback, or null. */
   public static LockCallback callback() {
     return PythonCalls.callback();
+  }
+
+  /** Add the Locks tab to {@code sc}'s live UI (once per context); whether the UI has it. */
+  public static boolean attachLocksTab(SparkContext sc) {
+    return LocksUi.attach(sc);
   }
 
   /** The session's {@code spark.sparklock.*} entries as the facts carry them. */

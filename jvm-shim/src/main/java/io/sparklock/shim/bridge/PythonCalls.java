@@ -94,6 +94,16 @@ public final class PythonCalls {
         Messages.Done.class);
   }
 
+  /** The Locks tab's snapshot (raw JSON: the page reads it as a tree); throws when detached. */
+  public static String locksSnapshot(String requestJson) {
+    LockCallback cb = CALLBACK.get();
+    if (cb == null) {
+      throw notAttached();
+    }
+    CallbackSockets.noDelay(cb);
+    return cb.locksSnapshot(requestJson);
+  }
+
   /**
    * Calls the callback once ({@code invoke}: one of its methods, {@code method} its name for the
    * errors) and reads its answer once, as {@code type}; throws on ok=false.

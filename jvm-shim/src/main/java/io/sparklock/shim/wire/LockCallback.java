@@ -34,4 +34,10 @@ public interface LockCallback {
 
   /** A server session ended: {@link Messages.SessionClosedRequest} → Done. */
   String sessionClosed(String requestJson);
+
+  /**
+   * The Spark UI's Locks tab: {"appId":"...","maxRows":500} → the snapshot of this
+   * application's locks ({@code sparklock/service/snapshot.py}), {"ok":true,...}.
+   */
+  String locksSnapshot(String requestJson);
 }
