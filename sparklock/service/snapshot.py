@@ -202,9 +202,9 @@ def deadlocks(edges: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             e["waiter"],
             e["holder"],
             e["object"],
-            _mode(e["mode"]),
-            _mode(e["holderMode"]),
-            e["sinceMs"] or 0,
+            _mode(e.get("mode")),
+            _mode(e.get("holderMode")),
+            e.get("sinceMs") or 0,
         )
         for e in edges
     ]
