@@ -95,7 +95,7 @@ def gauge_name(backend: str) -> str:
 def for_jvm(report: Report) -> Report:
     """``report`` as the JVM's generic metric source reads it: a backend's state becomes its
     gauge (1 while connected)."""
-    if report.event.endswith(STATE_SUFFIX):
+    if report.event != BACKEND_STATE and report.event.endswith(STATE_SUFFIX):
         backend = report.event[: -len(STATE_SUFFIX)]
         return Report(BACKEND_STATE, int(report.detail == CONNECTED), gauge_name(backend))
     return report

@@ -77,3 +77,9 @@ def test_the_jvm_hears_a_backend_state_as_a_named_gauge():
     suspended = telemetry.for_jvm(Report("ZOOKEEPER_STATE", 1, "SUSPENDED"))
     assert suspended == Report(telemetry.BACKEND_STATE, 0, gauge)
     assert telemetry.for_jvm(Report("LOCKS_LOST", 3, "q1")) == Report("LOCKS_LOST", 3, "q1")
+    # a gauge report (the defaults a new metric source starts with) crosses as it is
+    default = Report(telemetry.BACKEND_STATE, 0, gauge)
+    assert telemetry.for_jvm(default) == default
+    assert telemetry.backend_state_defaults(["etcd"]) == [
+        Report(telemetry.BACKEND_STATE, 0, "etcdConnected")
+    ]
