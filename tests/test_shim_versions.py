@@ -24,6 +24,7 @@ SPARK_35 = {
     "parser": "3.5",
     "procedures": "3.5",
     "scala": "2.12",
+    "servlet": "3.5",
     "session": "3.5",
 }
 SPARK_40 = {
@@ -33,6 +34,7 @@ SPARK_40 = {
     "parser": "4.0",
     "procedures": "4.0",
     "scala": "2.13",
+    "servlet": "4.0",
     "session": "4.0",
 }
 SPARK_41 = {**SPARK_40, "parser": "4.1"}
