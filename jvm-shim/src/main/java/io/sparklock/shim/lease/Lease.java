@@ -107,6 +107,7 @@ public final class Lease {
     if (untilNanos != null) {
       renew(epoch, untilNanos);
     }
+    FencedJobs.register(sc);
     BOUND.put(handle, new Bound(sc, handle, epoch));
     startWatchdog();
     synchronized (WAKE) {
@@ -121,6 +122,9 @@ public final class Lease {
    */
   public static void unbind(String handle, boolean quietly) {
     Bound b = handle == null ? null : BOUND.remove(handle);
+    if (b != null) {
+      FencedJobs.forget(handle);
+    }
     if (b == null || quietly) {
       return;
     }
@@ -202,7 +206,10 @@ public final class Lease {
     return new SparkLockException(ErrorCondition.LOCKS_LOST, reason);
   }
 
-  /** Fence once: mark, then cancel the jobs that carry the statement's fence tag. */
+  /**
+   * Fence once: mark, then cancel the jobs that carry the statement's fence tag; jobs it starts
+   * later are cancelled as they start ({@link FencedJobs}).
+   */
   private static void fence(Bound b, String reason) {
     synchronized (b) {
       if (b.fenced != null) {
@@ -211,6 +218,7 @@ public final class Lease {
       b.fencedAtNanos = System.nanoTime();
       b.fenced = reason;
     }
+    FencedJobs.fenced(b.handle, reason);
     synchronized (FENCES) {
       FENCES.add(b.handle + " " + b.fencedAtNanos);
     }
@@ -230,8 +238,12 @@ public final class Lease {
     }
   }
 
+  /** Tests: an Error the watchdog throws in its next round (null: none). */
+  private static volatile String injectedError;
+
+  /** Starts the watchdog, or a new one if the last died (nothing should kill it, see watch). */
   private static synchronized void startWatchdog() {
-    if (watchdog != null) {
+    if (watchdog != null && watchdog.isAlive()) {
       return;
     }
     watchdog = new Thread(Lease::watch, "sparklock-lease-watchdog");
@@ -243,6 +255,11 @@ public final class Lease {
   private static void watch() {
     while (true) {
       try {
+        String injected = injectedError;
+        if (injected != null) {
+          injectedError = null;
+          throw new Error(injected);
+        }
         long wait = Long.MAX_VALUE;
         for (Bound b : BOUND.values()) {
           if (b.fenced != null) {
@@ -262,9 +279,38 @@ public final class Lease {
         }
       } catch (InterruptedException e) {
         return;
-      } catch (RuntimeException e) {
-        LOG.warn("sparklock: lease watchdog: {}", e.toString());
+      } catch (Throwable e) {
+        // An Error too (a StackOverflowError, an OutOfMemoryError that freed its memory when
+        // unwinding): a dead watchdog would leave every lapsed lease unfenced.
+        LOG.error("sparklock: lease watchdog (it goes on): {}", e.toString(), e);
+        if (!pause()) {
+          return;
+        }
       }
     }
+  }
+
+  /** After an error, a short pause so that a persistent one does not spin; false: interrupted. */
+  private static boolean pause() {
+    try {
+      Thread.sleep(50);
+      return true;
+    } catch (InterruptedException e) {
+      return false;
+    }
+  }
+
+  /** Tests: the watchdog throws {@code Error(message)} in its next round, and must survive it. */
+  public static void injectWatchdogError(String message) {
+    injectedError = message;
+    synchronized (WAKE) {
+      WAKE.notifyAll();
+    }
+  }
+
+  /** Tests: whether the watchdog thread runs (false before the first bound statement). */
+  public static boolean watchdogAlive() {
+    Thread t = watchdog;
+    return t != null && t.isAlive();
   }
 }
