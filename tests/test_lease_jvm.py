@@ -1,5 +1,6 @@
 """The JVM lease's own machinery (io.sparklock.shim.lease.Lease) in a real Spark driver: a fence
-that sticks to jobs started after it, and a watchdog that survives an Error.
+that sticks to jobs started after it, a watchdog that survives an Error, and the LOCKS_LOST of a
+statement that had completed.
 
 Statements are bound to the lease through the bridge with a deadline a few hundred ms ahead
 and no renewal after it, which is what a stalled Python or a silenced ZooKeeper leaves the JVM
@@ -13,6 +14,8 @@ import uuid
 
 import pytest
 
+from sparklock.errors import LocksLostError, from_failure
+from sparklock.failures import Failure
 from tests.support.lease_faults import wait_until
 from tests.support.spark import build_session
 
@@ -98,3 +101,23 @@ def test_the_watchdog_survives_an_error(spark):
             lease(spark).unbind(handle, True)
     finally:
         lease(spark).unbind(keeper, True)
+
+
+def test_locks_lost_after_completion_says_committed(spark):
+    """A LOCKS_LOST found at the release of a statement that completed tells a retrying caller
+    that its writes are committed; any other LOCKS_LOST does not."""
+    wire = spark._jvm.io.sparklock.shim.wire
+    lost = wire.SparkLockException(wire.ErrorCondition.LOCKS_LOST, "the lease lapsed 5 ms ago")
+    after = lease(spark).afterCompletion(lost)
+    assert after.getSqlState() == "40003"
+    assert dict(after.getMessageParameters()) == {"committed": "true"}
+
+    def rebuilt(e) -> LocksLostError:
+        error = from_failure(str(e.getMessage()), Failure.from_wire(str(e.failureJson())))
+        assert isinstance(error, LocksLostError), error
+        return error
+
+    error = rebuilt(after)
+    assert error.committed and "do not run it again" in str(error), str(error)
+    assert str(error).startswith("LOCKS_LOST: the lease lapsed 5 ms ago")
+    assert not rebuilt(lost).committed

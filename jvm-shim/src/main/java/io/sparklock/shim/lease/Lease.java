@@ -3,6 +3,7 @@ package io.sparklock.shim.lease;
 import io.sparklock.shim.bridge.PythonCalls;
 import io.sparklock.shim.util.JobCancellation;
 import io.sparklock.shim.wire.ErrorCondition;
+import io.sparklock.shim.wire.Messages;
 import io.sparklock.shim.wire.SparkLockException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -201,6 +202,22 @@ public final class Lease {
     }
     return null;
   }
+
+  /**
+   * {@code LOCKS_LOST} of a statement that had completed (every commit it made passed its check)
+   * when its locks were found lost, at its release: what it wrote is committed, and running it
+   * again would write it twice. Carries the message parameter {@code committed=true}
+   * ({@code LocksLostError.committed} in Python); other LOCKS_LOST errors do not.
+   */
+  public static SparkLockException afterCompletion(SparkLockException lost) {
+    String message = lost.getMessage()
+        + " (after the statement had completed: what it wrote is committed; do not run it again)";
+    return new SparkLockException(message,
+        new Messages.Failure(ErrorCondition.LOCKS_LOST.name(), Map.of(COMMITTED, "true")));
+  }
+
+  /** The message parameter of {@link #afterCompletion}. */
+  public static final String COMMITTED = "committed";
 
   private static SparkLockException lost(String reason) {
     return new SparkLockException(ErrorCondition.LOCKS_LOST, reason);
