@@ -1,6 +1,6 @@
 """The JVM lease's own machinery (io.sparklock.shim.lease.Lease) in a real Spark driver: a fence
 that sticks to jobs started after it, a watchdog that survives an Error, and the LOCKS_LOST of a
-statement that had completed.
+statement that had completed; and an UNLOCK that fences the writer whose lock it removed.
 
 Statements are bound to the lease through the bridge with a deadline a few hundred ms ahead
 and no renewal after it, which is what a stalled Python or a silenced ZooKeeper leaves the JVM
@@ -9,8 +9,11 @@ with (tests/test_lease_statements.py produces those for real); this module needs
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
+from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -67,9 +70,11 @@ def run_tagged(spark, tag: str, sql: str) -> tuple[str, float]:
 
 
 #: 80 rows in 2 partitions, the task thread sleeping 200 ms per row: an 8 s job
-SLOW_JOB = (
-    "SELECT reflect('java.lang.Thread', 'sleep', CAST(200 AS BIGINT)) FROM range(0, 80, 1, 2)"
+SLOW_JOB_ROWS = (
+    "SELECT id, reflect('java.lang.Thread', 'sleep', CAST(200 AS BIGINT)) AS s "
+    "FROM range(0, 80, 1, 2)"
 )
+SLOW_JOB = f"SELECT s FROM ({SLOW_JOB_ROWS})"
 
 
 def test_a_job_started_after_the_fence_is_cancelled(spark):
@@ -121,3 +126,37 @@ def test_locks_lost_after_completion_says_committed(spark):
     assert error.committed and "do not run it again" in str(error), str(error)
     assert str(error).startswith("LOCKS_LOST: the lease lapsed 5 ms ago")
     assert not rebuilt(lost).committed
+
+
+def data_files(spark, table: str) -> list[str]:
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+    (location,) = [r.data_type for r in rows if r.col_name == "Location"]
+    root = Path(urlparse(location).path)
+    return sorted(p.name for p in root.rglob("*") if p.is_file() and p.name[0] not in "._")
+
+
+def test_unlock_of_a_running_writer_fences_it_naming_who(spark):
+    """Hive's rule frees the object, but the writer whose lock UNLOCK removed must not go on
+    writing unprotected: its jobs are cancelled, nothing is committed, and it fails with
+    LOCKS_LOST naming the UNLOCK."""
+    spark.sql("CREATE TABLE unlocked (id BIGINT, s STRING) USING parquet")
+    tracker = spark.sparkContext.statusTracker()
+    outcome: dict[str, str] = {}
+
+    def write() -> None:
+        try:
+            spark.sql(f"INSERT INTO unlocked SELECT id, s FROM ({SLOW_JOB_ROWS})").collect()
+            outcome["ok"] = "succeeded"
+        except Exception as e:  # noqa: BLE001 - the outcome under test
+            outcome["error"] = str(e)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    wait_until(lambda: len(tracker.getActiveJobsIds()) > 0, 60, "the writer's job")
+    spark.sql("UNLOCK TABLE unlocked").collect()
+    writer.join(60)
+    assert "error" in outcome, f"the unlocked writer went on: {outcome}"
+    error = outcome["error"]
+    assert "LOCKS_LOST" in error and "UNLOCK TABLE" in error and "unlocked" in error, error
+    assert data_files(spark, "unlocked") == []
+    assert spark.sql("SHOW LOCKS unlocked").collect() == []

@@ -51,13 +51,17 @@ public final class Lease {
   static final class Bound {
     final SparkContext sc;
     final String handle;
-    final long epoch;
+    /** The lease's epoch; null: locks that cannot lapse (revoked only, by an UNLOCK). */
+    final Long epoch;
     /** Why it was fenced (null while covered), and when ({@code System.nanoTime()}). */
     volatile String fenced;
 
+    /** Whether a commit of the statement passed its check (an UNLOCK then no longer fences). */
+    boolean committed;
+
     volatile long fencedAtNanos;
 
-    Bound(SparkContext sc, String handle, long epoch) {
+    Bound(SparkContext sc, String handle, Long epoch) {
       this.sc = sc;
       this.handle = handle;
       this.epoch = epoch;
@@ -102,14 +106,18 @@ public final class Lease {
    * that cannot lapse: nothing to do). {@code untilNanos}: the deadline Python knew at the grant.
    */
   public static void bind(SparkContext sc, String handle, Long epoch, Long untilNanos) {
-    if (epoch == null || handle == null || handle.isEmpty()) {
+    if (handle == null || handle.isEmpty()) {
+      return;
+    }
+    FencedJobs.register(sc);
+    // Locks that cannot lapse are bound too: an UNLOCK may still revoke them.
+    BOUND.put(handle, new Bound(sc, handle, epoch));
+    if (epoch == null) {
       return;
     }
     if (untilNanos != null) {
       renew(epoch, untilNanos);
     }
-    FencedJobs.register(sc);
-    BOUND.put(handle, new Bound(sc, handle, epoch));
     startWatchdog();
     synchronized (WAKE) {
       WAKE.notifyAll(); // the watchdog sleeps until this statement's deadline at the latest
@@ -167,7 +175,7 @@ public final class Lease {
     Deque<Bound> running = RUNNING.get();
     running.addLast(b);
     try {
-      checkCommit("starting the statement");
+      check("starting the statement", false);
       return body.get();
     } finally {
       running.removeLastOccurrence(b);
@@ -180,17 +188,47 @@ public final class Lease {
    * LOCKS_LOST} and the statement fenced.
    */
   public static void checkCommit(String what) {
+    check(what, true);
+  }
+
+  private static void check(String what, boolean commit) {
     for (Bound b : RUNNING.get()) {
-      String reason = b.fenced != null ? b.fenced : lapse(b);
-      if (reason != null) {
-        fence(b, reason);
-        throw lost(reason + "; refused " + what);
+      synchronized (b) { // against a revocation deciding meanwhile whether it committed
+        String reason = b.fenced != null ? b.fenced : lapse(b);
+        if (reason != null) {
+          fence(b, reason);
+          throw lost(reason + "; refused " + what);
+        }
+        b.committed |= commit;
       }
+    }
+  }
+
+  /**
+   * Someone else removed {@code handle}'s locks (an UNLOCK: Hive's rule frees the object): the
+   * statement is fenced, as if its lease lapsed, unless a commit of it already passed its check.
+   * Answers {@code "fenced"}, {@code "committed"} (left running: its write is out) or
+   * {@code "unknown"} (no statement of this JVM holds {@code handle}).
+   */
+  public static String revoke(String handle, String reason) {
+    Bound b = handle == null ? null : BOUND.get(handle);
+    if (b == null) {
+      return "unknown";
+    }
+    synchronized (b) {
+      if (b.committed && b.fenced == null) {
+        return "committed";
+      }
+      fence(b, reason);
+      return "fenced";
     }
   }
 
   /** Why {@code b}'s lease no longer holds, or null while it does. */
   private static String lapse(Bound b) {
+    if (b.epoch == null) {
+      return null;
+    }
     Long deadline = DEADLINES.get(b.epoch);
     if (deadline == null) {
       return "no lease is known for the ZooKeeper session its locks belong to";
@@ -279,7 +317,7 @@ public final class Lease {
         }
         long wait = Long.MAX_VALUE;
         for (Bound b : BOUND.values()) {
-          if (b.fenced != null) {
+          if (b.fenced != null || b.epoch == null) {
             continue;
           }
           String reason = lapse(b);
