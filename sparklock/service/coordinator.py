@@ -358,7 +358,8 @@ class LockService:
         obj, config = named
         check = unlock_check(config.unlock, request.user, obj.name)
         self._epochs.written_objects([obj])  # conservative: even if refused
-        removed = get_manager(config).unlock(obj, check=check)
+        explicit_only = config.unlock.scope == "explicit"
+        removed = get_manager(config).unlock(obj, check=check, explicit_only=explicit_only)
         # Hive's rule frees the object; a statement of this process that held it is fenced
         with self._guard:
             running = list(self._held.items())
