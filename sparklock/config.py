@@ -47,6 +47,7 @@ KEYS: tuple[ConfigKey, ...] = (
     FIRST + (_manager_row(),) + tuple(k for b in BACKENDS.values() for k in b.keys) + REST
 )
 DEFAULTS = {k.key: k.default for k in KEYS}
+SCOPE_KEY = "spark.sparklock.unlock.scope"
 
 #: Keys a session must not change for itself (the JVM registers them as static SQL confs, so
 #: ``SET``/``spark.conf.set`` of them fails): who may UNLOCK is the application's decision, not
@@ -71,6 +72,8 @@ class UnlockPolicy:
 
     policy: str = "any"
     admins: frozenset[str] = frozenset()
+    #: ``all`` (Hive: every granted lock on the object) or ``explicit`` (LOCK TABLE's only)
+    scope: str = "all"
 
     @property
     def owner_only(self) -> bool:
@@ -89,6 +92,9 @@ class UnlockPolicy:
         return cls(
             policy=parse_choice(pkey, conf.get(pkey, DEFAULTS[pkey]), ("any", "owner")),
             admins=frozenset(a for a in names if a),
+            scope=parse_choice(
+                SCOPE_KEY, conf.get(SCOPE_KEY, DEFAULTS[SCOPE_KEY]), ("all", "explicit")
+            ),
         )
 
 

@@ -113,6 +113,16 @@ REST: tuple[ConfigKey, ...] = (
         ),
     ),
     ConfigKey(
+        "spark.sparklock.unlock.scope",
+        "all",
+        (
+            "Which locks `UNLOCK` removes: `all` (Hive's rule: every granted lock on the object; "
+            "a running statement of this driver whose lock it removed is fenced, see "
+            "[Fencing](fencing.md)) or `explicit` (only `LOCK TABLE`/`LOCK DATABASE` locks: "
+            "running statements keep theirs, and an object held only by them is `NOT_LOCKED`)."
+        ),
+    ),
+    ConfigKey(
         "spark.sparklock.admins",
         "",
         (

@@ -249,12 +249,23 @@ class NotLockedError(SparkLockError):
 
 
 class LocksLostError(SparkLockError):
-    """The locks a statement held are gone (ZooKeeper session lost): it is no longer protected."""
+    """The locks a statement held are gone (ZooKeeper session lost): it is no longer protected.
+
+    ``committed`` tells a retrying caller which case it is: True when the statement had
+    completed (every commit it made passed its lease check) before the loss was found at its
+    release, so what it wrote is visible and running it again would write it twice; False when
+    it was fenced or refused before completing (its commit was refused or its jobs cancelled; a
+    statement with several commits may have made the earlier ones: check its output)."""
 
     code = "LOCKS_LOST"
 
-    def __init__(self, detail: str) -> None:
-        super().__init__(f"{self.code}: {detail}")
+    def __init__(self, detail: str, committed: bool = False) -> None:
+        self.committed = committed
+        params = {"committed": "true"} if committed else None
+        super().__init__(f"{self.code}: {detail}", params)
+
+    def _restore(self, parameters: Mapping[str, str]) -> None:
+        self.committed = parameters.get("committed") == "true"
 
 
 class LockManagerUnavailableError(SparkLockError):

@@ -186,6 +186,21 @@ def test_an_unknown_condition_keeps_its_name():
     assert sparklock.LockConflictError is LockConflictError
 
 
+def test_locks_lost_says_whether_the_statement_had_committed():
+    import pickle
+
+    from sparklock.errors import LocksLostError
+
+    done = LocksLostError("lease lapsed after the commit", committed=True)
+    assert done.committed and done.getMessageParameters() == {"committed": "true"}
+    again = from_failure(str(done), done.failure())
+    assert isinstance(again, LocksLostError) and again.committed
+    assert pickle.loads(pickle.dumps(done)).committed
+    fenced = from_failure("LOCKS_LOST: refused the job commit", Failure("LOCKS_LOST"))
+    assert isinstance(fenced, LocksLostError) and not fenced.committed
+    assert not LocksLostError("session expired").committed
+
+
 # -- checked at start: getOrCreate() raises what the first statement would ---------------------
 def _get_or_create_with(spark, conf: dict[str, str]) -> float:
     """``getOrCreate()`` of a sparklock builder carrying ``conf`` (the module's running session

@@ -34,6 +34,16 @@ def test_margin_defaults_to_a_third_and_is_validated():
         assert MARGIN in str(err.value) and "duration" in str(err.value)
 
 
+def test_margin_has_a_floor_of_a_tenth_of_the_session_timeout():
+    """A margin of 0 leaves the JVM no time to fence before the server could expire the session."""
+    assert zookeeper_section({TIMEOUT: "4s", MARGIN: "400ms"}).lease_margin == 0.4
+    for small in ("0", "0s", "399ms"):
+        with pytest.raises(ConfigError) as err:
+            zookeeper_section({TIMEOUT: "4s", MARGIN: small})
+        text = str(err.value)
+        assert MARGIN in text and "from 0.4s" in text and "below 2.66667s" in text, text
+
+
 def test_pings_renew_the_lease_without_requests(zk_server, zk_namespace):
     with ZooKeeperLockManager.connect(
         zk_server.address, zk_namespace, session_timeout=1.5

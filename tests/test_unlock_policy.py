@@ -183,3 +183,69 @@ def test_cli_release_is_the_operators_override(zk_server, zk_namespace):
         with contextlib.redirect_stdout(help_text):
             main(["release", "--help"])
     assert "operator's override" in " ".join(help_text.getvalue().split())
+
+
+def writer(conf, execution: str, session: str = "s-writer"):
+    """A running INSERT's facts on T (its implicit lock)."""
+    from sparklock.rules.facts import parse_facts
+
+    return parse_facts(
+        {
+            "session": session,
+            "executionId": execution,
+            "sql": "INSERT INTO unlock_policy_t",
+            "conf": {**conf, **FAST},
+            "writes": [{"kind": "table", "catalog": "spark_catalog", **T}],
+        }
+    )
+
+
+def test_unlock_fences_the_running_statement_it_took_the_lock_from(conf):
+    """Hive's rule frees the object; the statement whose lock it removed is fenced (its fencers
+    run and its release fails with LOCKS_LOST naming the UNLOCK), unless a revoker answers that
+    its commit is already out: that one is left to finish."""
+    from sparklock.errors import LocksLostError
+
+    svc = LockService()
+    fenced: list[tuple[str, str]] = []
+    svc.add_fencer(lambda handle, reason: fenced.append((handle, reason)))
+    answers = {"": "fenced"}
+    svc.add_revoker(lambda handle, reason: answers.get(handle, answers[""]))
+
+    running = svc.acquire(writer(conf, "1"))
+    unlock(svc, {**conf, **FAST}, "bob", session="s-bob")
+    assert [h for h, _ in fenced] == [running]
+    with pytest.raises(LocksLostError) as lost:
+        svc.release(running)
+    text = str(lost.value)
+    assert "UNLOCK TABLE" in text and "unlock_policy_t" in text and "bob" in text, text
+    assert "s-bob" in text, text
+    assert not lost.value.committed
+
+    committed = svc.acquire(writer(conf, "2"))
+    answers[committed] = "committed"
+    unlock(svc, {**conf, **FAST}, "bob", session="s-bob")
+    assert [h for h, _ in fenced] == [running]  # not fenced: its write is out
+    svc.release(committed)  # Hive's rule: it finishes (a WARNING says it ran unprotected)
+
+
+def test_explicit_scope_removes_only_lock_table_locks(conf):
+    """``unlock.scope=explicit``: a running statement's lock stays (nothing fenced; an object
+    held only by statements is NOT_LOCKED), a LOCK TABLE lock goes."""
+    c = {**FAST, **conf, "spark.sparklock.unlock.scope": "explicit"}
+    assert config_of(c).unlock.scope == "explicit"
+    svc = LockService()
+    fenced: list[str] = []
+    svc.add_fencer(lambda handle, reason: fenced.append(handle))
+    svc.add_revoker(lambda handle, reason: "fenced")
+    running = svc.acquire(writer(c, "1"))
+    with pytest.raises(NotLockedError):
+        unlock(svc, c, "bob")
+    kinds = {row[1] for row in locks(svc, c)}
+    assert fenced == [] and kinds == {"IMPLICIT"}, kinds
+    svc.release(running)  # no LOCKS_LOST: nothing took its lock
+    lock(svc, c, "alice")
+    unlock(svc, c, "bob")
+    assert locks(svc, c) == []
+    with pytest.raises(ConfigError, match="spark.sparklock.unlock.scope.*all or explicit"):
+        SparkLockConfig.from_conf({"spark.sparklock.unlock.scope": "mine"})

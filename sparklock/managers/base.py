@@ -235,9 +235,14 @@ class LockManager(ABC):
 
     @abstractmethod
     def unlock(
-        self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
+        self,
+        obj: LockObject,
+        *,
+        check: Callable[[Sequence[LockInfo]], None] | None = None,
+        explicit_only: bool = False,
     ) -> list[LockInfo]:
-        """Remove every granted lock on exactly ``obj``, whoever holds it (Hive's UNLOCK);
+        """Remove every granted lock on exactly ``obj``, whoever holds it (Hive's UNLOCK); only
+        the EXPLICIT ones (LOCK TABLE's) with ``explicit_only`` (``unlock.scope=explicit``);
         NotLockedError if none. Requests waiting in line for ``obj`` keep their place: they hold
         nothing yet, and removing them would send their statements to the back of the line.
 

@@ -317,7 +317,11 @@ class EmbeddedLockManager(LockManager):
         return [(entries[i.lock_id], i) for i in infos]
 
     def unlock(
-        self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
+        self,
+        obj: LockObject,
+        *,
+        check: Callable[[Sequence[LockInfo]], None] | None = None,
+        explicit_only: bool = False,
     ) -> list[LockInfo]:
         """Remove the granted locks on ``obj``; requests queued for it keep their place in line
         (they hold nothing, and taking them out would send their statements to the back)."""
@@ -326,6 +330,7 @@ class EmbeddedLockManager(LockManager):
                 (e, i)
                 for e, i in self._states(self._entries.get(obj, {}))
                 if i.state is LockState.ACQUIRED
+                and (not explicit_only or i.data.lock_type is LockType.EXPLICIT)
             ]
             if granted and check is not None:
                 check([i for _, i in granted])  # may refuse: nothing removed

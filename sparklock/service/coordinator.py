@@ -57,7 +57,7 @@ from ..rules.policy import requests_for
 from ..rules.query_text import lock_statement_summary, statement_text
 from .cancellation import WaitRegistry
 from .epochs import WriteEpochs
-from .fencing import Fencer, Fencing
+from .fencing import Fencer, Fencing, Revoker, unlocked_by
 from .journal import Journal
 from .release_retrier import ReleaseRetrier
 from .unlock_policy import unlock_check
@@ -222,6 +222,10 @@ class LockService:
     def remove_fencer(self, fencer: Fencer) -> None:
         self._fencing.remove(fencer)
 
+    def add_revoker(self, revoker: Revoker) -> None:
+        """``revoker(handle, reason)`` when an UNLOCK removed a running statement's locks."""
+        self._fencing.add_revoker(revoker)
+
     def _within_enclosing(
         self, requests: list[LockRequest], session: str, facts: Facts
     ) -> tuple[list[LockRequest], Owner]:
@@ -354,7 +358,16 @@ class LockService:
         obj, config = named
         check = unlock_check(config.unlock, request.user, obj.name)
         self._epochs.written_objects([obj])  # conservative: even if refused
-        get_manager(config).unlock(obj, check=check)
+        explicit_only = config.unlock.scope == "explicit"
+        removed = get_manager(config).unlock(obj, check=check, explicit_only=explicit_only)
+        # Hive's rule frees the object; a statement of this process that held it is fenced
+        with self._guard:
+            running = list(self._held.items())
+        statement = f"UNLOCK {obj.kind.name} {obj.name}"
+        who = unlocked_by(
+            statement, request.user, request.session, request.client_address, request.agent
+        )
+        self._fencing.revoke(running, {i.lock_id for i in removed}, who)
 
     @staticmethod
     def _lock_text(

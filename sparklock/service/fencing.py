@@ -3,17 +3,43 @@
 When a handle's locks are lost (ZooKeeper session expired) the registered fencers run at once;
 the Spark callback's fencer asks the JVM to cancel the handle's jobs
 (``SparkLockBridge.cancelFencedJobs``; the JVM owns the fence tag).
+
+An UNLOCK that removes a running statement's locks (Hive's rule: the object is free) revokes
+them: the registered revokers (the JVM's lease, ``SparkLockBridge.revokeLocks``) fence the
+statement unless a commit of it already passed its check, so its commit is refused and it fails
+with ``LOCKS_LOST`` naming who unlocked.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+
+from ..locks.model import LockType
+from ..managers import HeldLocks
 
 log = logging.getLogger("sparklock")
 
 Fencer = Callable[[str, str], None]  # (handle, reason)
+#: (handle, reason) -> "fenced", "committed" (its write is out: left running) or "unknown"
+Revoker = Callable[[str, str], str]
+
+
+def unlocked_by(
+    statement: str, user: str | None, session: str, client: str | None, agent: str | None
+) -> str:
+    """Who removed the locks, as a fenced statement's LOCKS_LOST names them."""
+    where = ", ".join(
+        p
+        for p in (
+            f"session {session or '?'}",
+            f"client {client}" if client else "",
+            f"agent {agent}" if agent else "",
+        )
+        if p
+    )
+    return f"its locks were removed by {statement} of user {user or '?'} ({where})"
 
 
 class Fencing:
@@ -27,6 +53,41 @@ class Fencing:
         self._is_running = is_running
         self._guard = threading.Lock()
         self._fencers: list[Fencer] = []
+        self._revokers: list[Revoker] = []
+
+    def add_revoker(self, revoker: Revoker) -> None:
+        with self._guard:
+            if revoker not in self._revokers:
+                self._revokers.append(revoker)
+
+    def revoke(
+        self, running: Iterable[tuple[str, HeldLocks]], removed: set[str], reason: str
+    ) -> list[str]:
+        """Fence each running statement that held one of the ``removed`` lock ids (an UNLOCK
+        took them), unless a revoker answers that its commit is already out; the fenced
+        handles."""
+        with self._guard:
+            revokers = list(self._revokers)
+        fenced = []
+        for handle, held in running:
+            if held.lock_type is not LockType.IMPLICIT or held.lost:
+                continue
+            if not any(i.lock_id in removed for i in held.locks):
+                continue
+            answers = set()
+            for revoke in revokers:
+                try:
+                    answers.add(revoke(handle, reason))
+                except Exception:  # the JVM gone: Python's fence below still holds
+                    log.exception("sparklock: revoking %s failed", handle)
+            if "committed" in answers:
+                log.warning(
+                    "sparklock: %s; %s had already committed: left to finish", reason, handle
+                )
+                continue
+            held.mark_lost(reason)  # the fencers cancel its jobs; its release says LOCKS_LOST
+            fenced.append(handle)
+        return fenced
 
     def add(self, fencer: Fencer) -> None:
         with self._guard:

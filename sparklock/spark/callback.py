@@ -61,6 +61,7 @@ class PyLockCallback:
         self._recorders: list[collections.deque] = []
         install_cancel_hooks()
         _service().add_fencer(fence_jobs)
+        _service().add_revoker(revoke_locks)
         _service().add_lease_watcher(pusher())  # a grant's lease renewals, pushed to the JVM
 
     # -- LockCallback ---------------------------------------------------------------------------
@@ -191,6 +192,18 @@ def fence_jobs(handle: str, reason: str) -> None:
         return
     bridge = sc._jvm.io.sparklock.shim.SparkLockBridge
     bridge.cancelFencedJobs(sc._jsc.sc(), handle, str(LocksLostError(reason)))
+
+
+def revoke_locks(handle: str, reason: str) -> str:
+    """An UNLOCK removed a running statement's locks: the JVM fences it unless a commit of it
+    already passed its check ("fenced", "committed" or "unknown")."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is None:
+        return "unknown"
+    bridge = sc._jvm.io.sparklock.shim.SparkLockBridge
+    return str(bridge.revokeLocks(handle, reason))
 
 
 def _off_main_thread(fn, *args, **kwargs):

@@ -270,13 +270,20 @@ class MetastoreLockManager(LockManager):
         return sorted(infos, key=listing_order)
 
     def unlock(
-        self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
+        self,
+        obj: LockObject,
+        *,
+        check: Callable[[Sequence[LockInfo]], None] | None = None,
+        explicit_only: bool = False,
     ) -> list[LockInfo]:
         """Withdraw every granted request holding a lock on exactly ``obj`` (the metastore
         releases a request whole: a statement's set goes with its lock on ``obj``)."""
         known = self._known()
         rows = self._call(self.client.show_locks, mapping.metastore_database(obj), obj.table)
         rows = [r for r in rows if r.state == wire.ACQUIRED and mapping.row_object(r) == obj]
+        if explicit_only:  # another process's request counts as implicit: its type is unknown
+            explicit = LockType.EXPLICIT
+            rows = [r for r in rows if mapping.row_info(r, known).data.lock_type is explicit]
         infos = sorted((mapping.row_info(r, known) for r in rows), key=listing_order)
         if not infos:
             raise NotLockedError(obj.name, _KIND_WORD[obj.kind])

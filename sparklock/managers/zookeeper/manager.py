@@ -322,10 +322,16 @@ class ZooKeeperLockManager(LockManager):
             return infos
 
     def unlock(
-        self, obj: LockObject, *, check: Callable[[Sequence[LockInfo]], None] | None = None
+        self,
+        obj: LockObject,
+        *,
+        check: Callable[[Sequence[LockInfo]], None] | None = None,
+        explicit_only: bool = False,
     ) -> list[LockInfo]:
         with self.transport.errors("unlocking"):
             infos = self._tree.granted_on(obj, "unlocking")
+            if explicit_only:
+                infos = [i for i in infos if i.data.lock_type is LockType.EXPLICIT]
             if not infos:
                 raise NotLockedError(obj.name, KIND_WORD[obj.kind])
             if check is not None:

@@ -19,6 +19,9 @@ from .wire.security import ZooKeeperSecurity, parse_security
 QUORUM = "spark.sparklock.zookeeper.quorum"
 NAMESPACE = "spark.sparklock.zookeeper.namespace"
 LEASE_MARGIN = "spark.sparklock.zookeeper.lease.margin"
+#: the smallest margin, as a fraction of the session timeout: a margin of 0 leaves no time for
+#: the JVM's watchdog to fence, nor for a commit that passed its check (docs/fencing.md)
+MARGIN_FLOOR = 0.1
 
 #: The documented keys, in the docs' order.
 KEYS: tuple[ConfigKey, ...] = (
@@ -48,8 +51,9 @@ KEYS: tuple[ConfigKey, ...] = (
             "(empty: a third of `sessionTimeout`). The lease runs until the send time of the last "
             "request ZooKeeper answered plus `sessionTimeout` minus this margin; when it passes "
             "without a renewal (Python stalled, ZooKeeper unreachable) the JVM fences the "
-            "statements holding ZooKeeper locks. At least 0, below two thirds of "
-            "`sessionTimeout` (kazoo pings every third). See [Fencing](fencing.md)."
+            "statements holding ZooKeeper locks. At least a tenth of `sessionTimeout` (what the "
+            "JVM's reaction and a commit past its check must fit in), below two thirds of it "
+            "(kazoo pings every third). See [Fencing](fencing.md)."
         ),
     ),
     ConfigKey(
@@ -160,11 +164,14 @@ def parse(v: Mapping[str, str]) -> ZooKeeperSettings:
     margin = None
     if str(v[LEASE_MARGIN]).strip():
         margin = parse_duration(LEASE_MARGIN, str(v[LEASE_MARGIN]).strip())
-        if not 0 <= margin < timeouts["sessionTimeout"] * 2 / 3:
+        timeout = timeouts["sessionTimeout"]
+        if not timeout * MARGIN_FLOOR <= margin < timeout * 2 / 3:
             raise ConfigError(
                 LEASE_MARGIN,
                 v[LEASE_MARGIN],
-                DURATION_ACCEPTS + ", at least 0 and below two thirds of sessionTimeout, or empty",
+                DURATION_ACCEPTS
+                + f", from {timeout * MARGIN_FLOOR:g}s (a tenth of sessionTimeout) to below "
+                f"{timeout * 2 / 3:g}s (two thirds of it), or empty",
             )
     return ZooKeeperSettings(
         quorum=quorum,

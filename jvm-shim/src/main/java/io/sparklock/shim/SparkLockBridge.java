@@ -70,6 +70,11 @@ public final class SparkLockBridge {
     JobCancellation.cancelJobsWithTag(sc, FenceTags.of(handle), reason);
   }
 
+  /** An UNLOCK removed {@code handle}'s locks: see {@link Lease#revoke} (its answer). */
+  public static String revokeLocks(String handle, String reason) {
+    return Lease.revoke(handle, reason);
+  }
+
   /** A lease renewal Python pushes (docs/fencing.md): see {@link Lease#renew}. */
   public static void renewLease(long epoch, long deadlineNanos) {
     Lease.renew(epoch, deadlineNanos);

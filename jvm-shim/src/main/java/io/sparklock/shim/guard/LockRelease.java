@@ -63,7 +63,12 @@ final class LockRelease {
       throw e;
     }
     ThreadFences.remove(sc, tag);
-    release(held); // UNLOCK_FAILED / LOCKS_LOST here fail the action: the caller must know
+    try {
+      release(held); // UNLOCK_FAILED / LOCKS_LOST here fail the action: the caller must know
+    } catch (SparkLockException e) {
+      // The body completed: its writes are committed, so a retry would repeat them.
+      throw isLocksLost(e) ? Lease.afterCompletion(e) : e;
+    }
     return result;
   }
 

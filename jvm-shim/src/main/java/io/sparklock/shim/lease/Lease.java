@@ -3,6 +3,7 @@ package io.sparklock.shim.lease;
 import io.sparklock.shim.bridge.PythonCalls;
 import io.sparklock.shim.util.JobCancellation;
 import io.sparklock.shim.wire.ErrorCondition;
+import io.sparklock.shim.wire.Messages;
 import io.sparklock.shim.wire.SparkLockException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -50,13 +51,17 @@ public final class Lease {
   static final class Bound {
     final SparkContext sc;
     final String handle;
-    final long epoch;
+    /** The lease's epoch; null: locks that cannot lapse (revoked only, by an UNLOCK). */
+    final Long epoch;
     /** Why it was fenced (null while covered), and when ({@code System.nanoTime()}). */
     volatile String fenced;
 
+    /** Whether a commit of the statement passed its check (an UNLOCK then no longer fences). */
+    boolean committed;
+
     volatile long fencedAtNanos;
 
-    Bound(SparkContext sc, String handle, long epoch) {
+    Bound(SparkContext sc, String handle, Long epoch) {
       this.sc = sc;
       this.handle = handle;
       this.epoch = epoch;
@@ -101,13 +106,18 @@ public final class Lease {
    * that cannot lapse: nothing to do). {@code untilNanos}: the deadline Python knew at the grant.
    */
   public static void bind(SparkContext sc, String handle, Long epoch, Long untilNanos) {
-    if (epoch == null || handle == null || handle.isEmpty()) {
+    if (handle == null || handle.isEmpty()) {
+      return;
+    }
+    FencedJobs.register(sc);
+    // Locks that cannot lapse are bound too: an UNLOCK may still revoke them.
+    BOUND.put(handle, new Bound(sc, handle, epoch));
+    if (epoch == null) {
       return;
     }
     if (untilNanos != null) {
       renew(epoch, untilNanos);
     }
-    BOUND.put(handle, new Bound(sc, handle, epoch));
     startWatchdog();
     synchronized (WAKE) {
       WAKE.notifyAll(); // the watchdog sleeps until this statement's deadline at the latest
@@ -121,6 +131,9 @@ public final class Lease {
    */
   public static void unbind(String handle, boolean quietly) {
     Bound b = handle == null ? null : BOUND.remove(handle);
+    if (b != null) {
+      FencedJobs.forget(handle);
+    }
     if (b == null || quietly) {
       return;
     }
@@ -162,7 +175,7 @@ public final class Lease {
     Deque<Bound> running = RUNNING.get();
     running.addLast(b);
     try {
-      checkCommit("starting the statement");
+      check("starting the statement", false);
       return body.get();
     } finally {
       running.removeLastOccurrence(b);
@@ -175,17 +188,47 @@ public final class Lease {
    * LOCKS_LOST} and the statement fenced.
    */
   public static void checkCommit(String what) {
+    check(what, true);
+  }
+
+  private static void check(String what, boolean commit) {
     for (Bound b : RUNNING.get()) {
-      String reason = b.fenced != null ? b.fenced : lapse(b);
-      if (reason != null) {
-        fence(b, reason);
-        throw lost(reason + "; refused " + what);
+      synchronized (b) { // against a revocation deciding meanwhile whether it committed
+        String reason = b.fenced != null ? b.fenced : lapse(b);
+        if (reason != null) {
+          fence(b, reason);
+          throw lost(reason + "; refused " + what);
+        }
+        b.committed |= commit;
       }
+    }
+  }
+
+  /**
+   * Someone else removed {@code handle}'s locks (an UNLOCK: Hive's rule frees the object): the
+   * statement is fenced, as if its lease lapsed, unless a commit of it already passed its check.
+   * Answers {@code "fenced"}, {@code "committed"} (left running: its write is out) or
+   * {@code "unknown"} (no statement of this JVM holds {@code handle}).
+   */
+  public static String revoke(String handle, String reason) {
+    Bound b = handle == null ? null : BOUND.get(handle);
+    if (b == null) {
+      return "unknown";
+    }
+    synchronized (b) {
+      if (b.committed && b.fenced == null) {
+        return "committed";
+      }
+      fence(b, reason);
+      return "fenced";
     }
   }
 
   /** Why {@code b}'s lease no longer holds, or null while it does. */
   private static String lapse(Bound b) {
+    if (b.epoch == null) {
+      return null;
+    }
     Long deadline = DEADLINES.get(b.epoch);
     if (deadline == null) {
       return "no lease is known for the ZooKeeper session its locks belong to";
@@ -198,11 +241,30 @@ public final class Lease {
     return null;
   }
 
+  /**
+   * {@code LOCKS_LOST} of a statement that had completed (every commit it made passed its check)
+   * when its locks were found lost, at its release: what it wrote is committed, and running it
+   * again would write it twice. Carries the message parameter {@code committed=true}
+   * ({@code LocksLostError.committed} in Python); other LOCKS_LOST errors do not.
+   */
+  public static SparkLockException afterCompletion(SparkLockException lost) {
+    String message = lost.getMessage()
+        + " (after the statement had completed: what it wrote is committed; do not run it again)";
+    return new SparkLockException(message,
+        new Messages.Failure(ErrorCondition.LOCKS_LOST.name(), Map.of(COMMITTED, "true")));
+  }
+
+  /** The message parameter of {@link #afterCompletion}. */
+  public static final String COMMITTED = "committed";
+
   private static SparkLockException lost(String reason) {
     return new SparkLockException(ErrorCondition.LOCKS_LOST, reason);
   }
 
-  /** Fence once: mark, then cancel the jobs that carry the statement's fence tag. */
+  /**
+   * Fence once: mark, then cancel the jobs that carry the statement's fence tag; jobs it starts
+   * later are cancelled as they start ({@link FencedJobs}).
+   */
   private static void fence(Bound b, String reason) {
     synchronized (b) {
       if (b.fenced != null) {
@@ -211,6 +273,7 @@ public final class Lease {
       b.fencedAtNanos = System.nanoTime();
       b.fenced = reason;
     }
+    FencedJobs.fenced(b.handle, reason);
     synchronized (FENCES) {
       FENCES.add(b.handle + " " + b.fencedAtNanos);
     }
@@ -230,8 +293,12 @@ public final class Lease {
     }
   }
 
+  /** Tests: an Error the watchdog throws in its next round (null: none). */
+  private static volatile String injectedError;
+
+  /** Starts the watchdog, or a new one if the last died (nothing should kill it, see watch). */
   private static synchronized void startWatchdog() {
-    if (watchdog != null) {
+    if (watchdog != null && watchdog.isAlive()) {
       return;
     }
     watchdog = new Thread(Lease::watch, "sparklock-lease-watchdog");
@@ -243,9 +310,14 @@ public final class Lease {
   private static void watch() {
     while (true) {
       try {
+        String injected = injectedError;
+        if (injected != null) {
+          injectedError = null;
+          throw new Error(injected);
+        }
         long wait = Long.MAX_VALUE;
         for (Bound b : BOUND.values()) {
-          if (b.fenced != null) {
+          if (b.fenced != null || b.epoch == null) {
             continue;
           }
           String reason = lapse(b);
@@ -262,9 +334,38 @@ public final class Lease {
         }
       } catch (InterruptedException e) {
         return;
-      } catch (RuntimeException e) {
-        LOG.warn("sparklock: lease watchdog: {}", e.toString());
+      } catch (Throwable e) {
+        // An Error too (a StackOverflowError, an OutOfMemoryError that freed its memory when
+        // unwinding): a dead watchdog would leave every lapsed lease unfenced.
+        LOG.error("sparklock: lease watchdog (it goes on): {}", e.toString(), e);
+        if (!pause()) {
+          return;
+        }
       }
     }
+  }
+
+  /** After an error, a short pause so that a persistent one does not spin; false: interrupted. */
+  private static boolean pause() {
+    try {
+      Thread.sleep(50);
+      return true;
+    } catch (InterruptedException e) {
+      return false;
+    }
+  }
+
+  /** Tests: the watchdog throws {@code Error(message)} in its next round, and must survive it. */
+  public static void injectWatchdogError(String message) {
+    injectedError = message;
+    synchronized (WAKE) {
+      WAKE.notifyAll();
+    }
+  }
+
+  /** Tests: whether the watchdog thread runs (false before the first bound statement). */
+  public static boolean watchdogAlive() {
+    Thread t = watchdog;
+    return t != null && t.isAlive();
   }
 }
