@@ -35,6 +35,7 @@ from .recipe.leftovers import remove_empty
 from .recipe.queued import QueuedAcquisition
 from .recipe.tree import TreeReader
 from .recipe.tree_hints import TreeHints
+from .recipe.wait_graph import MAX_LOOK_INTERVAL, WaitGraph
 from .recipe.waiters import Shown, WaitMarkers
 from .settings import ZooKeeperSettings
 from .wire import session
@@ -83,6 +84,7 @@ class ZooKeeperLockManager(LockManager):
         self._steps = GrantSteps(self.transport, self._owners, creator, self._cleanup)
         self._tree = TreeReader(self.transport, self._owners, self.root)
         self._markers = WaitMarkers(self.transport, self.root)
+        self._graph = WaitGraph(self.transport, self.root)
         self._lock = threading.Lock()
         self._live = LiveSets()
         # the helper modules' state, by reference (what a footprint check looks at)
@@ -226,7 +228,16 @@ class ZooKeeperLockManager(LockManager):
                 waiter,
                 cancel,
                 deadline,
+                graph=self._graph,
+                look_every=min(settings.retry_interval, MAX_LOOK_INTERVAL),
             ).run()
+
+    # -- deadlocks across drivers (see .recipe.wait_graph) ------------------------------------
+    def _check_deadlock(self, owner: str, query_id: str, refusal: Refusal, since_ms: int) -> None:
+        self._graph.look(owner, query_id, refusal, since_ms)
+
+    def _end_wait(self, owner: str, query_id: str) -> None:
+        self._graph.withdraw(owner, query_id)
 
     # -- WAITING rows of retry requests (see .waiters) ----------------------------------------
     def _show_waiting(self, shown: object | None, row: LockInfo) -> object | None:
