@@ -133,6 +133,8 @@ class LockManager(ABC):
         )
         if not lock_set:
             return HeldLocks(owner, query_id, lock_type, [], self)
+        if agent:
+            self._register_agent(agent)
         waiter = WaitReporter(query_id, settings)
         try:
             if settings.wait_policy is WaitPolicy.QUEUE:
@@ -200,6 +202,16 @@ class LockManager(ABC):
         ``refusal`` names what refused it this attempt, ``since_ms`` since when it waits.
         Default: no detection."""
         return None
+
+    def _register_agent(self, agent: str) -> None:
+        """Before ``agent`` (an application or server session) takes locks: say where others
+        can see it that it lives (:meth:`owners_alive`). Default: nobody else can see them."""
+        return None
+
+    def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
+        """Per lock, whether its owner still lives: True, False, or None when it cannot be
+        told (a lock of a Hive client, older data). Default: unknown."""
+        return [None] * len(infos)
 
     def _end_wait(self, owner: str, query_id: str) -> None:
         """The ``retry`` request that waited is granted, refused or cancelled: whatever

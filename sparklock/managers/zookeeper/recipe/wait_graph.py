@@ -28,7 +28,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError
+from kazoo.exceptions import KazooException, NodeExistsError, NoNodeError, NotEmptyError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from ....errors import DeadlockError, SparkLockError
@@ -150,6 +150,13 @@ class WaitGraph:
         except (SparkLockError, KazooException, KazooTimeoutError) as exc:
             # it goes with the session at the latest; readers check a cycle's nodes again
             log.warning("sparklock: could not remove wait node %s (%r)", shown.path, exc)
+            return
+        try:  # the last one out leaves no container behind (as the WAITING markers do)
+            self.transport.client().delete(self.container)
+        except (NotEmptyError, NoNodeError):
+            pass
+        except (SparkLockError, KazooException, KazooTimeoutError) as exc:
+            log.debug("sparklock: could not remove %s (%r)", self.container, exc)
 
     def _publish(self, owner: str, query_id: str, payload: bytes) -> None:
         node = statement(owner, query_id)
@@ -171,10 +178,16 @@ class WaitGraph:
 
     def _create(self, path: str, payload: bytes) -> None:
         client = self.transport.client()
-        try:
-            client.create(path, payload, ephemeral=True, makepath=True)
-        except NodeExistsError:
-            client.set(path, payload)  # a retried create whose first try went through
+        for _ in range(3):  # the container may go between makepath's two creates: again
+            try:
+                client.create(path, payload, ephemeral=True, makepath=True)
+                return
+            except NodeExistsError:
+                client.set(path, payload)  # a retried create whose first try went through
+                return
+            except NoNodeError:
+                continue
+        raise NoNodeError(self.container)
 
     def _call(self, fn) -> None:
         self.transport.retrying(fn, "publishing a wait", GRAPH_TIMEOUT)

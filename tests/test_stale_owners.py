@@ -1,0 +1,95 @@
+"""Owners that can be checked for life: a SIGKILL'd driver's explicit locks are found and removed
+by ``python -m sparklock stale``, a living driver's are not (a real second process, a real
+ZooKeeper; no Spark)."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from sparklock.cli import main
+from sparklock.locks.model import LockMode, LockRequest, LockType
+from sparklock.locks.objects import LockObject
+from sparklock.managers.zookeeper import ZooKeeperLockManager
+from tests.support.locks import wait_for
+
+pytestmark = pytest.mark.zookeeper
+DEAD_T = LockObject.of_table("default", "dead_t")
+LIVE_T = LockObject.of_table("default", "live_t")
+
+#: A driver that takes one explicit lock as application ``app-dead`` and then waits to be killed.
+DRIVER = textwrap.dedent(
+    """
+    import sys, time
+    from sparklock.locks.model import LockMode, LockRequest, LockType
+    from sparklock.locks.objects import LockObject
+    from sparklock.managers.zookeeper import ZooKeeperLockManager
+
+    address, namespace = sys.argv[1:3]
+    m = ZooKeeperLockManager.connect(address, namespace, session_timeout=1.0)
+    m.acquire([LockRequest(LockObject.of_table("default", "dead_t"), LockMode.EXCLUSIVE)],
+              owner="dead-session", query_id="dead-lock", lock_type=LockType.EXPLICIT,
+              agent="app-dead")
+    print("locked", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def _cli(zk_server, ns: str, *args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    code = main([*args, "--quorum", zk_server.address, "--namespace", ns], out=out)
+    return code, out.getvalue()
+
+
+def test_a_killed_drivers_explicit_locks_are_stale_a_living_ones_are_not(zk_server, zk_namespace):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    driver = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, zk_server.address, zk_namespace],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert driver.stdout is not None and driver.stdout.readline().strip() == "locked"
+        with ZooKeeperLockManager.connect(zk_server.address, zk_namespace) as living:
+            mine = living.acquire(
+                [LockRequest(LIVE_T, LockMode.EXCLUSIVE)],
+                owner="live-session",
+                query_id="live-lock",
+                lock_type=LockType.EXPLICIT,
+                agent="app-live",
+            )
+            code, out = _cli(zk_server, zk_namespace, "locks")
+            rows = {ln.split()[0]: ln.split()[-1] for ln in out.splitlines()[1:-1]}
+            assert rows == {"default@dead_t": "true", "default@live_t": "true"}
+            code, out = _cli(zk_server, zk_namespace, "stale")
+            assert code == 0 and "0 stale explicit lock(s)" in out  # both owners live
+
+            os.kill(driver.pid, signal.SIGKILL)
+            driver.wait(10)
+            # its presence goes with its ZooKeeper session (1 s timeout)
+            gone = living.shared_client.ensure_started()
+            assert wait_for(lambda: not gone.exists(f"/{zk_namespace}/_sparklock-owners/app-dead"))
+
+            code, out = _cli(zk_server, zk_namespace, "locks")
+            rows = {ln.split()[0]: ln.split()[-1] for ln in out.splitlines()[1:-1]}
+            assert rows == {"default@dead_t": "false", "default@live_t": "true"}
+            code, out = _cli(zk_server, zk_namespace, "stale")
+            assert "stale explicit lock: default@dead_t EXCLUSIVE" in out
+            assert "owner=gone agent=app-dead" in out and "live_t" not in out
+            assert [i.name for i in living.list_locks()] == ["default@dead_t", "default@live_t"]
+            code, out = _cli(zk_server, zk_namespace, "stale", "--apply")
+            assert code == 0 and "removed 1 stale explicit lock(s)" in out
+            assert [i.name for i in living.list_locks()] == ["default@live_t"]
+            mine.release()
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait(10)
