@@ -83,16 +83,9 @@ def cmd_locks(m: LockManager, args, out) -> int:
     if args.waiting:
         infos = [i for i in infos if i.state is LockState.WAITING]
     waiting = sum(i.state is LockState.WAITING for i in infos)
-    rows = lock_rows(infos, list(LOCK_COLUMNS))
-    alive = [_alive_word(a) for a in m.owners_alive(infos)]
-    rows = [[*r, a] for r, a in zip(rows, alive, strict=True)]
-    _print_table([*LOCK_COLUMNS, "alive"], rows, out, waiting)
+    alive = m.owners_alive(infos) if infos else []
+    _print_table(list(LOCK_COLUMNS), lock_rows(infos, list(LOCK_COLUMNS), alive), out, waiting)
     return 0
-
-
-def _alive_word(alive: bool | None) -> str:
-    """``alive``: whether the lock's owner (its driver or server session) still lives."""
-    return "unknown" if alive is None else str(alive).lower()
 
 
 #: What ``release`` says of itself: the operator's override of who may UNLOCK.

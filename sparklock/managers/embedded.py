@@ -334,6 +334,9 @@ class EmbeddedLockManager(LockManager):
             raise NotLockedError(obj.name, _kind_word(obj))
         return sorted((i for _, i in granted), key=listing_order)
 
+    def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
+        return [True] * len(infos)  # every owner of these locks lives in this driver
+
     def write_clock(self) -> str | None:
         return LOCAL_CLOCK  # every writer of these locks lives in this process
 
