@@ -93,3 +93,42 @@ def test_a_killed_drivers_explicit_locks_are_stale_a_living_ones_are_not(zk_serv
         if driver.poll() is None:
             driver.kill()
             driver.wait(10)
+
+
+#: A driver's Python process that LOCKs two tables through the lock service (what ``LOCK TABLE``
+#: calls), one in a session with ``explicit.onApplicationEnd=release``, and then exits normally.
+ENDING = textwrap.dedent(
+    """
+    import sys
+    from sparklock.protocol.messages import ExplicitLockRequest, LockTarget
+    from sparklock.service import get_service, sessions
+
+    address, namespace = sys.argv[1:3]
+    conf = {
+        "spark.sparklock.manager": "zookeeper",
+        "spark.sparklock.zookeeper.quorum": address,
+        "spark.sparklock.zookeeper.namespace": namespace,
+    }
+    sessions.install()
+    release = {**conf, "spark.sparklock.explicit.onApplicationEnd": "release"}
+    for session, table, c in (("s-release", "gone_t", release), ("s-keep", "kept_t", conf)):
+        get_service().lock(ExplicitLockRequest(session, c, LockTarget("default", table),
+                                               "EXCLUSIVE", agent="app-ending"))
+    print("locked", flush=True)
+    """
+)
+
+
+def test_explicit_locks_go_at_the_application_end_only_when_configured(zk_server, zk_namespace):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    ended = subprocess.run(
+        [sys.executable, "-c", ENDING, zk_server.address, zk_namespace],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert ended.returncode == 0 and ended.stdout.strip() == "locked", ended.stderr
+    with ZooKeeperLockManager.connect(zk_server.address, zk_namespace) as m:
+        assert [i.name for i in m.list_locks()] == ["default@kept_t"]  # Hive's rule: kept
+        assert m.owners_alive(m.list_locks()) == [False]  # and its owner is gone

@@ -13,17 +13,21 @@ presence was registered, whose agents never published one. A server session's no
 its server process lives (its explicit locks are alive as long as the server is).
 
 Registered on an agent's first acquisition in a ZooKeeper session (one create; later
-acquisitions cost a set lookup) and again after a session loss, in the background.
+acquisitions cost a set lookup) and again after a session loss, in the background. A process
+that exits normally deletes its nodes on the way out (its session could outlive it by a session
+timeout), after ``explicit.onApplicationEnd`` had its say.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from urllib.parse import quote
 
@@ -40,6 +44,18 @@ log = logging.getLogger("sparklock.zookeeper")
 
 #: Registration is best effort: it never holds an acquisition up longer than this.
 PRESENCE_TIMEOUT = 2.0
+
+
+#: Every Presence that registered an agent: their nodes go when the process exits normally.
+_LIVING: weakref.WeakSet[Presence] = weakref.WeakSet()
+
+
+def _leave_all() -> None:
+    for presence in list(_LIVING):
+        presence.leave()
+
+
+atexit.register(_leave_all)
 
 
 def presence_name(agent: str) -> str:
@@ -83,6 +99,21 @@ class Presence:
             return
         with self._lock:
             self._agents[agent] = generation
+        _LIVING.add(self)
+
+    def leave(self) -> None:
+        """Delete this process's agents' nodes now (the process is ending). Best effort."""
+        with self._lock:
+            agents, self._agents = list(self._agents), {}
+        for agent in agents:
+            try:
+                self.transport.retrying(
+                    lambda a=agent: self.transport.client().delete(self.path_of(a)),
+                    "unregistering an owner",
+                    PRESENCE_TIMEOUT,
+                )
+            except (SparkLockError, KazooException, KazooTimeoutError) as exc:
+                log.debug("sparklock: presence of %s left to its session (%r)", agent, exc)
 
     def _create(self, agent: str, payload: bytes) -> None:
         try:
