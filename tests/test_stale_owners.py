@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -132,3 +133,19 @@ def test_explicit_locks_go_at_the_application_end_only_when_configured(zk_server
     with ZooKeeperLockManager.connect(zk_server.address, zk_namespace) as m:
         assert [i.name for i in m.list_locks()] == ["default@kept_t"]  # Hive's rule: kept
         assert m.owners_alive(m.list_locks()) == [False]  # and its owner is gone
+
+
+def test_a_hive_clients_explicit_lock_is_unknown_and_stale_only_by_age(zk_server, zk_namespace, zk):
+    """Hive's lock data names no owner: its liveness cannot be told, so only an age finds it."""
+    hour_ago = int(time.time() * 1000) - 3_600_000
+    path = f"/{zk_namespace}/default/hive_t/LOCK-EXCLUSIVE-0000000000"
+    zk.create(path, f"hive_q:{hour_ago}:EXPLICIT:lock table:10.0.0.7".encode(), makepath=True)
+    code, out = _cli(zk_server, zk_namespace, "locks")
+    assert out.splitlines()[1].split()[0] == "default@hive_t"
+    assert out.splitlines()[1].split()[-1] == "unknown"
+    code, out = _cli(zk_server, zk_namespace, "stale")
+    assert code == 0 and "0 stale explicit lock(s)" in out
+    code, out = _cli(zk_server, zk_namespace, "stale", "--older-than", "30m")
+    assert "stale explicit lock: default@hive_t EXCLUSIVE" in out and "owner=unknown" in out
+    code, out = _cli(zk_server, zk_namespace, "stale", "--older-than", "2h")
+    assert "0 stale explicit lock(s)" in out
