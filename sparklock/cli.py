@@ -1,9 +1,9 @@
 """``sparklock`` (or ``python -m sparklock``): operators' tools that need no Spark.
 
-    sparklock locks   [--object NAME] [--waiting]      # like SHOW LOCKS EXTENDED
+    sparklock locks   [--object NAME] [--waiting]      # SHOW LOCKS EXTENDED, plus alive
     sparklock release NAME                           # force-release the granted locks on NAME
                                                      # (operator override of unlock.policy)
-    sparklock stale   [--older-than 24h] [--apply]
+    sparklock stale   [--older-than 24h] [--apply]   # dead owners' explicit locks
     sparklock zookeeper [--port 2181] [--data-dir D]  # a local server, development only
     sparklock thriftserver   [--host H] [--port P] [--hive] [--conf k=v]...  # servers:
     sparklock connect-server [--host H] [--port P] [--conf k=v]...           # see below
@@ -83,7 +83,8 @@ def cmd_locks(m: LockManager, args, out) -> int:
     if args.waiting:
         infos = [i for i in infos if i.state is LockState.WAITING]
     waiting = sum(i.state is LockState.WAITING for i in infos)
-    _print_table(list(LOCK_COLUMNS), lock_rows(infos, list(LOCK_COLUMNS)), out, waiting)
+    alive = m.owners_alive(infos) if infos else []
+    _print_table(list(LOCK_COLUMNS), lock_rows(infos, list(LOCK_COLUMNS), alive), out, waiting)
     return 0
 
 
@@ -107,18 +108,24 @@ def cmd_release(m: LockManager, args, out) -> int:
 
 
 def cmd_stale(m: LockManager, args, out) -> int:
-    max_age = parse_duration("--older-than", args.older_than)
+    """Explicit locks whose owner is gone (its presence lapsed), and with ``--older-than`` also
+    those older than that whose owner cannot be told alive; a living owner's are never stale."""
+    max_age = parse_duration("--older-than", args.older_than) if args.older_than else None
     now_ms = int(dt.datetime.now().timestamp() * 1000)
+    explicit = [i for i in m.list_locks() if i.data.lock_type is LockType.EXPLICIT]
+    alive = m.owners_alive(explicit)
     old = [
         i
-        for i in m.list_locks()
-        if i.data.lock_type is LockType.EXPLICIT and _age(i, now_ms) > max_age
+        for i, a in zip(explicit, alive, strict=True)
+        if a is False or (a is None and max_age is not None and _age(i, now_ms) > max_age)
     ]
+    owner_word = dict(zip((i.lock_id for i in explicit), alive, strict=True))
     empty = m.leftovers()
     for i in old:
         print(
             f"stale explicit lock: {i.name} {i.mode.value} {i.lock_id} "
-            f"age={_age(i, now_ms):.0f}s query_id={i.data.query_id}",
+            f"age={_age(i, now_ms):.0f}s owner={_owner_state(owner_word[i.lock_id])} "
+            f"agent={i.data.agent or '?'} query_id={i.data.query_id}",
             file=out,
         )
     for path in empty:
@@ -140,6 +147,10 @@ def cmd_stale(m: LockManager, args, out) -> int:
     for path in failed:
         print(f"could not remove {path}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _owner_state(alive: bool | None) -> str:
+    return {True: "alive", False: "gone", None: "unknown"}[alive]
 
 
 def build_parser(prog: str = help_text.PROG) -> argparse.ArgumentParser:
@@ -176,9 +187,14 @@ def build_parser(prog: str = help_text.PROG) -> argparse.ArgumentParser:
     s = sub.add_parser(
         "stale",
         parents=[common],
-        help="find (and with --apply remove) old explicit locks and empty nodes",
+        help="find (and with --apply remove) explicit locks whose owner is gone, and empty nodes",
     )
-    s.add_argument("--older-than", default="24h", help="explicit-lock age (default 24h)")
+    s.add_argument(
+        "--older-than",
+        default=None,
+        help="also explicit locks older than this (e.g. 24h) whose owner cannot be told alive "
+        "(Hive's locks, older data); a living owner's locks are never stale",
+    )
     s.add_argument("--apply", action="store_true", help="remove what was found")
     s.set_defaults(run=cmd_stale)
     for backend in BACKENDS.values():

@@ -113,6 +113,8 @@ class SparkLockConfig:
     refresh_all: bool = False
     #: ``keep`` or ``release``: a closed server session's explicit locks (sparklock.servers).
     explicit_on_session_close: str = "keep"
+    #: ``keep`` or ``release``: a driver's explicit locks when its application ends normally.
+    explicit_on_application_end: str = "keep"
     unlock: UnlockPolicy = UnlockPolicy()
     query_text: QueryText = QueryText()
 
@@ -166,6 +168,11 @@ class SparkLockConfig:
             explicit_on_session_close=parse_choice(
                 "spark.sparklock.explicit.onSessionClose",
                 v["spark.sparklock.explicit.onSessionClose"],
+                ("keep", "release"),
+            ),
+            explicit_on_application_end=parse_choice(
+                "spark.sparklock.explicit.onApplicationEnd",
+                v["spark.sparklock.explicit.onApplicationEnd"],
                 ("keep", "release"),
             ),
             unlock=UnlockPolicy.from_conf(v),

@@ -104,6 +104,17 @@ REST: tuple[ConfigKey, ...] = (
         ),
     ),
     ConfigKey(
+        "spark.sparklock.explicit.onApplicationEnd",
+        "keep",
+        (
+            "What a driver's `LOCK TABLE` locks do when its application ends normally (its Python "
+            "process exits): `keep` (Hive's behaviour: they stay until `UNLOCK`; `python -m "
+            "sparklock stale` finds them once their owner is gone) or `release`. A killed driver "
+            "releases nothing: see [Owners alive or gone](operations.md#owners-alive-or-gone). "
+            "Read from the session's conf when it locked."
+        ),
+    ),
+    ConfigKey(
         "spark.sparklock.unlock.policy",
         "any",
         (

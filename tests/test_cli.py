@@ -45,7 +45,8 @@ def test_locks_lists_extended_columns(zk_server, zk_namespace, manager):
     code, out = run(zk_server, zk_namespace, "locks")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == EXTENDED
+    assert lines[0].split() == EXTENDED  # ending with alive: unknown, no agent in its data
+    assert all(ln.split()[-1] == "unknown" for ln in lines[1:-1])
     user_at = lines[0].index("user")
     assert any(
         ln.startswith("default@t@p=1")

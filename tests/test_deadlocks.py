@@ -17,6 +17,7 @@ from sparklock.errors import DeadlockError
 from sparklock.locks.model import LockMode, LockSettings, LockType, WaitPolicy
 from sparklock.locks.objects import LockObject
 from sparklock.managers.embedded import EmbeddedLockManager
+from sparklock.managers.zookeeper import ZooKeeperLockManager
 from tests.support.locks import take
 
 X, S = LockMode.EXCLUSIVE, LockMode.SHARED
@@ -25,8 +26,28 @@ A, B, C = (LockObject.of_table("default", n) for n in ("a", "b", "c"))
 LONG = {"num_retries": 600, "retry_interval": 0.1}
 
 
-def _manager(policy: WaitPolicy) -> EmbeddedLockManager:
-    return EmbeddedLockManager(LockSettings(wait_policy=policy, **LONG))
+@pytest.fixture(params=["embedded", "zookeeper"])
+def managers(request):
+    """``make(policy, n)``: the managers of ``n`` sessions' drivers -- one embedded manager
+    (every session in one driver), or ``n`` ZooKeeper managers (one per driver) on a real
+    server in a namespace of the test's own."""
+    made: list = []
+
+    def make(policy: WaitPolicy, n: int) -> list:
+        settings = LockSettings(wait_policy=policy, **LONG)
+        if request.param == "embedded":
+            m = EmbeddedLockManager(settings)
+            made.append(m)
+            return [m] * n
+        address = request.getfixturevalue("zk_server").address
+        namespace = request.getfixturevalue("zk_namespace")
+        ms = [ZooKeeperLockManager.connect(address, namespace, settings=settings) for _ in range(n)]
+        made.extend(ms)
+        return ms
+
+    yield make
+    for m in made:
+        m.close()
 
 
 class Waiter(threading.Thread):
@@ -54,15 +75,15 @@ def _explicit(m, obj, owner, q):
 
 
 @pytest.mark.parametrize("policy", [WaitPolicy.QUEUE, WaitPolicy.RETRY])
-def test_two_sessions_two_tables(policy):
-    m = _manager(policy)
-    a1 = _explicit(m, A, "s1", "lock-a")
-    b2 = _explicit(m, B, "s2", "lock-b")
-    first = Waiter(m, B, X, "s1", "s1-wants-b")
+def test_two_sessions_two_tables(managers, policy):
+    m1, m2 = managers(policy, 2)
+    a1 = _explicit(m1, A, "s1", "lock-a")
+    b2 = _explicit(m2, B, "s2", "lock-b")
+    first = Waiter(m1, B, X, "s1", "s1-wants-b")
     time.sleep(0.3)  # s1 waits for b: no cycle yet
     assert first.is_alive()
     closed = time.monotonic()
-    second = Waiter(m, A, X, "s2", "s2-wants-a")  # closes the cycle; the youngest waiter
+    second = Waiter(m2, A, X, "s2", "s2-wants-a")  # closes the cycle; the youngest waiter
     second.join(5)
     assert isinstance(second.error, DeadlockError), second.error
     assert second.ended - closed < 1.5
@@ -78,23 +99,29 @@ def test_two_sessions_two_tables(policy):
     assert first.error is None and first.held is not None
     first.held.release()
     a1.release()
-    assert m.list_locks() == []
+    assert m1.list_locks() == []
 
 
-def test_three_sessions_and_a_queued_request():
-    m = _manager(WaitPolicy.QUEUE)
-    held = [_explicit(m, A, "s1", "la"), _explicit(m, B, "s2", "lb"), _explicit(m, C, "s3", "lc")]
+def test_three_sessions_and_a_queued_request(managers):
+    m1, m2, m3, m4 = managers(WaitPolicy.QUEUE, 4)
+    held = [
+        _explicit(m1, A, "s1", "la"),
+        _explicit(m2, B, "s2", "lb"),
+        _explicit(m3, C, "s3", "lc"),
+    ]
     # a fourth session queues for b first: s1's request waits behind that queued request
-    bystander = Waiter(m, B, S, "s4", "s4-wants-b", LockType.IMPLICIT)
+    bystander = Waiter(m4, B, S, "s4", "s4-wants-b", LockType.IMPLICIT)
     time.sleep(0.2)
-    w1 = Waiter(m, B, X, "s1", "s1-wants-b")
+    w1 = Waiter(m1, B, X, "s1", "s1-wants-b")
     time.sleep(0.2)
-    w2 = Waiter(m, C, X, "s2", "s2-wants-c")
+    w2 = Waiter(m2, C, X, "s2", "s2-wants-c")
     time.sleep(0.2)
     assert all(w.is_alive() for w in (bystander, w1, w2))
-    w3 = Waiter(m, A, X, "s3", "s3-wants-a")
+    closed = time.monotonic()
+    w3 = Waiter(m3, A, X, "s3", "s3-wants-a")
     w3.join(5)
     assert isinstance(w3.error, DeadlockError), w3.error
+    assert w3.ended - closed < 1.5
     assert w1.is_alive() and w2.is_alive() and bystander.is_alive()
     for h in held:
         h.release()
@@ -102,15 +129,15 @@ def test_three_sessions_and_a_queued_request():
         w.join(5)
         assert w.error is None, w.error
         w.held.release()
-    assert m.list_locks() == []
+    assert m1.list_locks() == []
 
 
-def test_statements_of_one_session_in_two_threads_are_not_a_deadlock():
-    m = _manager(WaitPolicy.QUEUE)
-    b2 = _explicit(m, B, "s2", "lb")
-    a1 = take(m, A, X, "s1", "s1-stmt-holds-a")  # implicit: ends by itself
-    w1 = Waiter(m, B, X, "s1", "s1-other-thread", LockType.IMPLICIT)
-    w2 = Waiter(m, A, X, "s2", "s2-wants-a", LockType.IMPLICIT)
+def test_statements_of_one_session_in_two_threads_are_not_a_deadlock(managers):
+    m1, m2 = managers(WaitPolicy.QUEUE, 2)
+    b2 = _explicit(m2, B, "s2", "lb")
+    a1 = take(m1, A, X, "s1", "s1-stmt-holds-a")  # implicit: ends by itself
+    w1 = Waiter(m1, B, X, "s1", "s1-other-thread", LockType.IMPLICIT)
+    w2 = Waiter(m2, A, X, "s2", "s2-wants-a", LockType.IMPLICIT)
     time.sleep(1.0)
     assert w1.is_alive() and w2.is_alive()  # both wait, neither was picked as a victim
     a1.release()
@@ -123,8 +150,9 @@ def test_statements_of_one_session_in_two_threads_are_not_a_deadlock():
     w1.held.release()
 
 
-def test_many_sessions_without_cycles_never_see_a_deadlock():
-    m = _manager(WaitPolicy.QUEUE)
+@pytest.mark.parametrize("policy", [WaitPolicy.QUEUE, WaitPolicy.RETRY])
+def test_many_sessions_without_cycles_never_see_a_deadlock(managers, policy):
+    ms = managers(policy, 6)
     objs = [LockObject.of_table("default", f"t{i}") for i in range(4)]
     errors: list[BaseException] = []
 
@@ -132,7 +160,7 @@ def test_many_sessions_without_cycles_never_see_a_deadlock():
         try:
             for n in range(20):
                 # explicit locks taken in the global order and let go before the next: no cycle
-                hs = [_explicit(m, o, f"s{i}", f"q{i}-{n}-{o.name}") for o in objs[i % 2 :]]
+                hs = [_explicit(ms[i], o, f"s{i}", f"q{i}-{n}-{o.name}") for o in objs[i % 2 :]]
                 for h in reversed(hs):
                     h.release()
         except BaseException as e:  # noqa: BLE001
@@ -144,4 +172,4 @@ def test_many_sessions_without_cycles_never_see_a_deadlock():
     for t in ts:
         t.join(60)
     assert errors == []
-    assert m.list_locks() == []
+    assert ms[0].list_locks() == []

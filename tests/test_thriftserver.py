@@ -101,11 +101,13 @@ def test_two_users_conflict_and_show_locks_names_the_user(server, zk, clean):
     assert "LOCK_CONFLICT" in out and "(state=55P03," in out, out
     assert "user=alice" in out and "at io.sparklock" not in out, out
     shown = rows(beeline(server.port, "bob", "SHOW LOCKS t EXTENDED"))
-    assert [(x[0], x[1], x[4], x[6], x[7]) for x in shown if len(x) == 13] == [
+    assert [(x[0], x[1], x[4], x[6], x[7]) for x in shown if len(x) == 14] == [
         ("default@t", "EXCLUSIVE", "EXPLICIT", "127.0.0.1", "alice")
     ]
-    # its state, and the JDBC session it was taken for (the agent)
-    assert [(x[8], x[12][:7]) for x in shown if len(x) == 13] == [("ACQUIRED", "thrift/")]
+    # its state, the JDBC session it was taken for (the agent), whose server lives
+    assert [(x[8], x[12][:7], x[13]) for x in shown if len(x) == 14] == [
+        ("ACQUIRED", "thrift/", "true")
+    ]
     # LOCK in one session, UNLOCK in another (legacy scripts); then bob writes
     r = beeline(server.port, "bob", "UNLOCK TABLE t; INSERT INTO t VALUES (1)")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -173,7 +175,7 @@ def test_another_jdbc_session_sees_the_waiter_and_whom_it_waits_for(server, zk, 
     waiter = _queued_behind_alice(server, zk)
     try:
         shown = [
-            x for x in rows(beeline(server.port, "carol", "SHOW LOCKS t EXTENDED")) if len(x) == 13
+            x for x in rows(beeline(server.port, "carol", "SHOW LOCKS t EXTENDED")) if len(x) == 14
         ]
         [lock] = [x for x in shown if x[8] == "ACQUIRED"]
         [wait] = [x for x in shown if x[8] == "WAITING"]
@@ -192,7 +194,7 @@ def test_another_jdbc_session_sees_the_waiter_and_whom_it_waits_for(server, zk, 
         waiter.wait()
     wait_until(lambda: len(lock_nodes(zk, server.namespace)) == 1, 30)
     shown = rows(beeline(server.port, "carol", "SHOW LOCKS t EXTENDED"))
-    assert [x[8] for x in shown if len(x) == 13] == ["ACQUIRED"]
+    assert [x[8] for x in shown if len(x) == 14] == ["ACQUIRED"]
 
 
 def test_client_killed_while_waiting_leaves_no_lock(server, zk, clean):

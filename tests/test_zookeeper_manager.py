@@ -157,7 +157,9 @@ def test_znode_layout_and_data_match_hive(make, zk, zk_namespace):
     for path, (data, owner) in nodes.items():
         if "/LOCK-" in path:
             assert owner == sid  # implicit: EPHEMERAL_SEQUENTIAL of our session
-            query_id, lock_time, lock_type, query, client = data.decode().split(":")
+            fields = data.decode().split(":")
+            query_id, lock_time, lock_type, query, client = fields[:5]  # Hive's five
+            assert fields[5:] == ["s=o1"]  # the owning session, a field Hive's parser ignores
             assert query_id == "hive_2026_q1" and lock_type == "IMPLICIT"
             assert query == "INSERT INTO t PARTITION (p=1) SELECT 1"
             assert client == m.client_address

@@ -140,6 +140,10 @@ USER_FIELD_PREFIX = "u="
 AGENT_FIELD_PREFIX = "g="
 WAIT_SINCE_FIELD_PREFIX = "w="
 ACQUIRED_FIELD_PREFIX = "a="
+#: The owning session (sparklock's lock owner): lets another driver name this lock's holder in
+#: its wait-for graph, and tells a lock of this version (whose agent registers its presence)
+#: from older data. ``s``, not ``o``: a waiting marker appends ``o=`` for its object.
+OWNER_FIELD_PREFIX = "s="
 _EXTRA_FIELD = re.compile(r"^[a-z]=")
 
 
@@ -162,8 +166,9 @@ def _millis(text: str | None) -> int:
 @dataclass(frozen=True)
 class LockData:
     """Hive's node data ``queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp``, plus
-    ``:u=<user>`` when the user is known and ``:g=<agent>``, ``:w=<ms>``, ``:a=<ms>`` (agent,
-    waiting since, granted at: see :data:`AGENT_FIELD_PREFIX`) -- fields Hive's parser ignores."""
+    ``:u=<user>`` when the user is known and ``:g=<agent>``, ``:w=<ms>``, ``:a=<ms>``,
+    ``:s=<owner>`` (agent, waiting since, granted at, owning session: see
+    :data:`AGENT_FIELD_PREFIX`) -- fields Hive's parser ignores."""
 
     query_id: str
     lock_time_ms: int
@@ -174,6 +179,7 @@ class LockData:
     agent: str = ""
     wait_since_ms: int = 0
     acquired_ms: int = 0
+    owner: str = ""
 
     @classmethod
     def now(
@@ -185,6 +191,7 @@ class LockData:
         max_query_length: int = MAX_QUERY_LENGTH,
         user: str = "",
         agent: str = "",
+        owner: str = "",
     ) -> LockData:
         """Lock data as stored: ``:`` stripped, whitespace folded, query abbreviated."""
         query = _strip(" ".join(query_string.split()))[:max_query_length]
@@ -196,6 +203,7 @@ class LockData:
             _strip(client),
             _strip(user),
             _strip(agent),
+            owner=_strip(owner),
         )
 
     def encode(self) -> bytes:
@@ -214,6 +222,8 @@ class LockData:
             fields.append(f"{WAIT_SINCE_FIELD_PREFIX}{self.wait_since_ms}")
         if self.acquired_ms:
             fields.append(f"{ACQUIRED_FIELD_PREFIX}{self.acquired_ms}")
+        if self.owner:
+            fields.append(OWNER_FIELD_PREFIX + _strip(self.owner))
         return ":".join(fields).encode("utf-8")
 
     @classmethod
@@ -244,6 +254,7 @@ class LockData:
             extras.get(AGENT_FIELD_PREFIX[0], ""),
             _millis(extras.get(WAIT_SINCE_FIELD_PREFIX[0])),
             _millis(extras.get(ACQUIRED_FIELD_PREFIX[0])),
+            extras.get(OWNER_FIELD_PREFIX[0], ""),
         )
 
 

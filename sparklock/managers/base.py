@@ -129,9 +129,12 @@ class LockManager(ABC):
             max_query_length=max_query_length,  # spark.sparklock.lock.queryString.maxLength
             user=user,
             agent=agent,
+            owner=owner,  # another driver's wait-for graph names this lock's holder by it
         )
         if not lock_set:
             return HeldLocks(owner, query_id, lock_type, [], self)
+        if agent:
+            self._register_agent(agent)
         waiter = WaitReporter(query_id, settings)
         try:
             if settings.wait_policy is WaitPolicy.QUEUE:
@@ -171,12 +174,14 @@ class LockManager(ABC):
                         refusal.holders,
                     )
                     shown = self._show_waiting(shown, row)
-                    self._check_deadlock(owner, data.query_id, refusal.request)
+                    self._check_deadlock(owner, data.query_id, refusal, data.wait_since_ms)
                     if _sleep(settings.retry_interval, cancel):
                         raise AcquisitionCancelled(refusal.request.name)
         finally:
             if shown is not None:
                 self._hide_waiting(shown)
+            if refusal is not None:
+                self._end_wait(owner, data.query_id)
         assert refusal is not None
         raise conflict_error(refusal, settings.num_retries, waiter.elapsed())
 
@@ -191,10 +196,26 @@ class LockManager(ABC):
         """The request was granted, refused or cancelled: its WAITING row goes."""
         return None
 
-    def _check_deadlock(self, owner: str, query_id: str, request: LockRequest) -> None:
+    def _check_deadlock(self, owner: str, query_id: str, refusal: Refusal, since_ms: int) -> None:
         """Between two ``retry`` attempts: raise :class:`~sparklock.errors.DeadlockError` if
         the statement waits in a cycle (:mod:`sparklock.locks.wait_for`) and is its victim.
+        ``refusal`` names what refused it this attempt, ``since_ms`` since when it waits.
         Default: no detection."""
+        return None
+
+    def _register_agent(self, agent: str) -> None:
+        """Before ``agent`` (an application or server session) takes locks: say where others
+        can see it that it lives (:meth:`owners_alive`). Default: nobody else can see them."""
+        return None
+
+    def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
+        """Per lock, whether its owner still lives: True, False, or None when it cannot be
+        told (a lock of a Hive client, older data). Default: unknown."""
+        return [None] * len(infos)
+
+    def _end_wait(self, owner: str, query_id: str) -> None:
+        """The ``retry`` request that waited is granted, refused or cancelled: whatever
+        :meth:`_check_deadlock` published for it goes. Default: nothing published."""
         return None
 
     @abstractmethod

@@ -269,10 +269,10 @@ class EmbeddedLockManager(LockManager):
             self._announced.add(key)
             self._cond.notify_all()
 
-    def _check_deadlock(self, owner: str, query_id: str, request: LockRequest) -> None:
+    def _check_deadlock(self, owner: str, query_id: str, refusal: Refusal, since_ms: int) -> None:
         """A ``retry`` request between attempts (it holds none of its set)."""
         with self._cond:
-            self._give_up_if_victim(owner, query_id, request, [])
+            self._give_up_if_victim(owner, query_id, refusal.request, [])
 
     # -- the rest of the API ------------------------------------------------------------------
     def release(self, held: HeldLocks) -> None:
@@ -338,6 +338,9 @@ class EmbeddedLockManager(LockManager):
         if not granted:
             raise NotLockedError(obj.name, _kind_word(obj))
         return sorted((i for _, i in granted), key=listing_order)
+
+    def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
+        return [True] * len(infos)  # every owner of these locks lives in this driver
 
     def write_clock(self) -> str | None:
         return LOCAL_CLOCK  # every writer of these locks lives in this process

@@ -13,7 +13,7 @@ show them all.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, astuple, dataclass, field, fields
 from typing import Any, TypeVar
 
@@ -115,10 +115,12 @@ class LockRow:
     acquired_at: str
     wait_since: str
     agent: str
+    alive: str
 
     @classmethod
-    def of(cls, info: LockInfo) -> LockRow:
-        """What each column shows of a lock."""
+    def of(cls, info: LockInfo, alive: bool | None = None) -> LockRow:
+        """What each column shows of a lock; ``alive``: whether its owner still lives
+        (``LockManager.owners_alive``: true, false, or unknown)."""
         return cls(
             name=info.name,
             mode=info.mode.value,
@@ -133,6 +135,7 @@ class LockRow:
             acquired_at=acquired_at(info),
             wait_since=wait_since(info),
             agent=info.data.agent,
+            alive="unknown" if alive is None else str(alive).lower(),
         )
 
 
@@ -290,11 +293,15 @@ def read_request(cls: type[Request], wire: str | Mapping[str, Any]) -> Request:
 LOCK_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(LockRow))
 
 
-def lock_rows(infos: Iterable[LockInfo], columns: Sequence[str]) -> list[list[str]]:
-    """One row per lock, the values of ``columns`` (an unknown column name fails)."""
+def lock_rows(
+    infos: Sequence[LockInfo], columns: Sequence[str], alive: Sequence[bool | None] = ()
+) -> list[list[str]]:
+    """One row per lock, the values of ``columns`` (an unknown column name fails); ``alive``:
+    per lock, whether its owner lives (unknown when not given)."""
     unknown = [c for c in columns if c not in LOCK_COLUMNS]
     if unknown:
         raise ValueError(f"SHOW LOCKS has no columns {unknown}; it has {list(LOCK_COLUMNS)}")
     index = [LOCK_COLUMNS.index(c) for c in columns]
-    rows = [astuple(LockRow.of(info)) for info in infos]
+    lives = list(alive) or [None] * len(infos)
+    rows = [astuple(LockRow.of(info, a)) for info, a in zip(infos, lives, strict=True)]
     return [[row[i] for i in index] for row in rows]

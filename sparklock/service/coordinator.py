@@ -322,7 +322,10 @@ class LockService:
         if not config.enabled:
             return []
         obj = request.object.lock_object() if request.object else None
-        return [LockRow.of(i) for i in get_manager(config).list_locks(obj, waiting=True)]
+        manager = get_manager(config)
+        infos = manager.list_locks(obj, waiting=True)
+        alive = manager.owners_alive(infos) if infos else []
+        return [LockRow.of(i, a) for i, a in zip(infos, alive, strict=True)]
 
     def lock(self, request: ExplicitLockRequest) -> None:
         """LOCK TABLE / DATABASE: returns once granted (a no-op when disabled)."""

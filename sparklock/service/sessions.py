@@ -5,10 +5,15 @@ The JVM (``io.sparklock.shim.server.ServerSessions``) sends two requests, each i
 locks (JDBC cancel, Connect interrupt, its session closing), and ``sessionClosed`` when a JDBC or
 Connect session ends. Implicit locks need nothing here (a statement releases them when it ends);
 explicit ``LOCK TABLE`` locks follow ``spark.sparklock.explicit.onSessionClose``.
+
+When the application ends normally (the driver's or server's Python process exits), the LOCK
+TABLE locks still held whose session said ``spark.sparklock.explicit.onApplicationEnd=release``
+go too; by default they stay (Hive's rule).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 
@@ -37,7 +42,27 @@ class ExplicitLocksBySession:
 
     def granted(self, session: str, held: HeldLocks, config: SparkLockConfig) -> None:
         with self._guard:
-            self._by_session.setdefault(session, []).append((held, config))
+            grants = self._by_session.setdefault(session, [])
+            grants[:] = [g for g in grants if not g[0].released]  # UNLOCKed since: forgotten
+            grants.append((held, config))
+
+    def application_ended(self) -> int:
+        """Releases every session's explicit locks whose config says ``release`` at the end of
+        the application; returns how many lock sets were released."""
+        with self._guard:
+            grants = [g for gs in self._by_session.values() for g in gs]
+        released = 0
+        for held, config in grants:
+            if config.explicit_on_application_end != "release" or held.released:
+                continue
+            try:
+                held.release()
+                released += 1
+            except Exception:
+                log.exception(
+                    "sparklock: releasing LOCK TABLE locks at the application's end failed"
+                )
+        return released
 
     def session_closed(self, session: str) -> int:
         """Releases the session's explicit locks whose config says ``release``; returns how many
@@ -66,11 +91,13 @@ _install_lock = threading.Lock()
 
 
 def install() -> ExplicitLocksBySession:
-    """Track LOCK TABLE grants per session (idempotent; servers call it at start)."""
+    """Track LOCK TABLE grants per session (idempotent; servers call it at start, drivers when
+    a session attaches)."""
     global _installed
     with _install_lock:
         if not _installed:
             _service().observe_explicit(_explicit.granted)
+            atexit.register(_explicit.application_ended)  # explicit.onApplicationEnd
             _installed = True
     return _explicit
 

@@ -282,6 +282,7 @@ def attach(spark: Any):
     from pyspark.java_gateway import ensure_callback_server_started
 
     from .. import shim
+    from ..service import sessions
     from . import exceptions, locks_ui, telemetry_sink
     from .callback import PyLockCallback
 
@@ -309,6 +310,7 @@ def attach(spark: Any):
         telemetry_sink.install(spark)  # the metric source, also where spark.plugins was replaced
         locks_ui.install(spark)  # the Spark UI's Locks tab, when the context has a UI
         exceptions.install()  # sparklock's JVM errors raise sparklock's Python classes
+        sessions.install()  # LOCK TABLE grants per session (explicit.onApplicationEnd)
         return callback
 
 

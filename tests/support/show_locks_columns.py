@@ -23,6 +23,7 @@ EXTENDED = [
     "acquired_at",
     "wait_since",
     "agent",
+    "alive",
 ]
 #: EXPLAIN LOCKS <statement>
 EXPLAIN = ["name", "mode"]

@@ -31,6 +31,13 @@ LOCK_PREFIX = "LOCK-"
 #: The child of the namespace root holding the markers of waiting ``retry`` requests
 #: (:mod:`.waiters`): a name no Hive or Spark database can have (it has a ``-``), never an object.
 WAITING_CONTAINER = "_sparklock-waiting"
+#: The waits of every waiting sparklock statement, for the deadlock detection across drivers
+#: (:mod:`.recipe.wait_graph`): named like WAITING_CONTAINER, for the same reason.
+WAITS_CONTAINER = "_sparklock-waits"
+#: The presence of every driver (or server session) that holds locks (:mod:`.recipe.presence`).
+OWNERS_CONTAINER = "_sparklock-owners"
+#: Children of the namespace root that are sparklock's bookkeeping, never lock objects.
+SIDE_CONTAINERS = frozenset((WAITING_CONTAINER, WAITS_CONTAINER, OWNERS_CONTAINER))
 _LOCK_NAME = re.compile(r"^LOCK-(SHARED|EXCLUSIVE)-(-?\d+)$")
 
 #: How Hive names an object's kind in its "not locked" message.

@@ -35,8 +35,9 @@ from .recipe.leftovers import remove_empty
 from .recipe.queued import QueuedAcquisition
 from .recipe.tree import TreeReader
 from .recipe.tree_hints import TreeHints
-from .recipe.waiters import Shown, WaitMarkers
+from .recipe.wait_graph import MAX_LOOK_INTERVAL
 from .settings import ZooKeeperSettings
+from .side_nodes import SideNodes
 from .wire import session
 from .wire.clock import clock_of
 from .wire.transport import Transport
@@ -48,7 +49,7 @@ log = logging.getLogger("sparklock.zookeeper")
 RELEASE_CONNECT_WAIT = 2.0
 
 
-class ZooKeeperLockManager(LockManager):
+class ZooKeeperLockManager(SideNodes, LockManager):
     """Hive-compatible locks in ZooKeeper, sharing the process's one ZooKeeper client."""
 
     kind = "zookeeper"
@@ -82,7 +83,8 @@ class ZooKeeperLockManager(LockManager):
         creator = NodeCreator(self.transport, self._owners, hints, self._cleanup, self.root)
         self._steps = GrantSteps(self.transport, self._owners, creator, self._cleanup)
         self._tree = TreeReader(self.transport, self._owners, self.root)
-        self._markers = WaitMarkers(self.transport, self.root)
+        self._side_nodes(self.transport, self.root)  # markers, waits, presence
+        self._shared.add_session_listener(self._presence.on_session_lost)
         self._lock = threading.Lock()
         self._live = LiveSets()
         # the helper modules' state, by reference (what a footprint check looks at)
@@ -135,6 +137,7 @@ class ZooKeeperLockManager(LockManager):
                 return
             self._closed = True
         self._shared.remove_session_listener(self._on_session_lost)
+        self._shared.remove_session_listener(self._presence.on_session_lost)
         if session.release_client(self._shared):
             for held in self._live.lost():
                 self._owners.forget(i.lock_id for i in held.locks)
@@ -226,15 +229,9 @@ class ZooKeeperLockManager(LockManager):
                 waiter,
                 cancel,
                 deadline,
+                graph=self._graph,
+                look_every=min(settings.retry_interval, MAX_LOOK_INTERVAL),
             ).run()
-
-    # -- WAITING rows of retry requests (see .waiters) ----------------------------------------
-    def _show_waiting(self, shown: object | None, row: LockInfo) -> object | None:
-        return self._markers.show(shown if isinstance(shown, Shown) else None, row)
-
-    def _hide_waiting(self, shown: object) -> None:
-        if isinstance(shown, Shown):
-            self._markers.hide(shown)
 
     # -- session loss -------------------------------------------------------------------------
     def _on_session_lost(self, lost_generation: int, reason: str) -> None:

@@ -21,6 +21,7 @@ from ...base import AcquisitionCancelled, HeldLocks, Refusal, WaitReporter, conf
 from ..wire.ops import children_of
 from .creation import LockNode
 from .grants import MAX_RESTARTS, GrantSteps, Restart
+from .wait_graph import MAX_LOOK_INTERVAL, WaitGraph
 
 if TYPE_CHECKING:
     from ..wire.session import SharedZooKeeperClient
@@ -63,9 +64,21 @@ class QueuedAcquisition:
     refusal: Refusal | None = None
     generation: int = 0  # the session the current pass started in
     mine: list[LockNode] = field(default_factory=list)  # every node held by the current pass
+    #: where the waits are published and cycles looked for (None: no deadlock detection)
+    graph: WaitGraph | None = None
+    look_every: float = MAX_LOOK_INTERVAL
+    next_look: float = 0.0
+    blocker_keys: tuple[str, ...] = ()
 
     def run(self) -> HeldLocks:
         """Wait in line for the whole set (starting over when the session or a node is lost)."""
+        try:
+            return self._run()
+        finally:
+            if self.graph is not None and self.refusal is not None:
+                self.graph.withdraw(self.owner, self.data.query_id)
+
+    def _run(self) -> HeldLocks:
         steps = self.steps
         for _ in range(MAX_RESTARTS):
             self.generation = self.shared.generation
@@ -125,7 +138,15 @@ class QueuedAcquisition:
         """Name who is in the way (only ever read on a conflict) and report it from now on."""
         holders = self.steps.holders(node.request.obj, decision.blockers)
         self.refusal = Refusal(node.request, holders)
+        self.blocker_keys = tuple(c.key for c in decision.blockers)
         return self.refusal
+
+    def _look_for_deadlock(self) -> None:
+        """Publish what it waits for and give up if it is a deadlock's victim (DeadlockError)."""
+        if self.graph is None or self.refusal is None:
+            return
+        self.next_look = time.monotonic() + self.look_every
+        self.graph.look(self.owner, self.data.query_id, self.refusal, self.data.wait_since_ms)
 
     def _check_interrupted(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
@@ -138,6 +159,7 @@ class QueuedAcquisition:
         steps = self.steps
         transport = steps.transport
         self.waiter.waiting(self._refuse(node, decision))
+        self._look_for_deadlock()
         while not decision.granted:
             nearest = decision.nearest_blocker
             assert nearest is not None
@@ -158,6 +180,8 @@ class QueuedAcquisition:
                         raise _Deadline()
                     assert self.refusal is not None
                     self.waiter.waiting(self.refusal)
+                    if time.monotonic() >= self.next_look:
+                        self._look_for_deadlock()
             self._check_interrupted()
             (children,) = transport.read([children_of(node.object_path)], "checking locks")
             if not isinstance(children, list):
@@ -167,3 +191,7 @@ class QueuedAcquisition:
             if not decision.granted and time.monotonic() >= self.deadline:
                 self._refuse(node, decision)
                 raise _Deadline()
+            if not decision.granted and self.graph is not None:
+                if tuple(c.key for c in decision.blockers) != self.blocker_keys:
+                    self._refuse(node, decision)  # others in the way now: publish them
+                    self._look_for_deadlock()

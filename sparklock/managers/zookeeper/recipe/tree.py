@@ -14,7 +14,7 @@ from ....locks.model import Contender, LockData, LockInfo, LockMode, LockState, 
 from ....locks.objects import LockObject
 from ....locks.waiting import with_states
 from ..layout import (
-    WAITING_CONTAINER,
+    SIDE_CONTAINERS,
     deepest_first,
     object_from_components,
     object_path,
@@ -66,7 +66,7 @@ class TreeReader:
                     if parsed is not None:
                         if is_object:
                             found.append((path, f"{path}/{child}", parsed.mode))
-                    elif descend and not (path == self.root and child == WAITING_CONTAINER):
+                    elif descend and not (path == self.root and child in SIDE_CONTAINERS):
                         next_level.append(f"{path.rstrip('/')}/{child}")
             level, pending_data = next_level, found
         return sorted(self._with_states(infos), key=listing_order)
@@ -159,7 +159,7 @@ class TreeReader:
                     f"{path}/{c}"
                     for c in children
                     if parse_lock_name(c) is None
-                    and not (path == self.root and c == WAITING_CONTAINER)
+                    and not (path == self.root and c in SIDE_CONTAINERS)
                 ]
             level = next_level
         return deepest_first(empty)

@@ -87,12 +87,13 @@ public final class Messages {
    * One lock as SHOW LOCKS shows it; the components, in order and in snake_case, are the
    * EXTENDED columns ({@link RecordColumns}), so a new column is one component here and one field
    * in Python. All text: {@code lockTime}, {@code acquiredAt} and {@code waitSince} are epoch
-   * milliseconds ("" when none); {@code state} is ACQUIRED or WAITING. New components go last: a
+   * milliseconds ("" when none); {@code state} is ACQUIRED or WAITING; {@code alive} is true,
+   * false or unknown (whether the owner's driver still lives). New components go last: a
    * script reading EXTENDED rows by position keeps working.
    */
   public record LockRow(String name, String mode, String queryId, String lockTime,
       String lockType, String queryString, String client, String user, String state,
-      String blockedBy, String acquiredAt, String waitSince, String agent) {}
+      String blockedBy, String acquiredAt, String waitSince, String agent, String alive) {}
 
   /** {@code explain}'s answer: the locks the statement would take, in acquisition order. */
   public record Explained(boolean ok, String error, Failure failure, List<PlannedLock> locks)

@@ -1,0 +1,53 @@
+"""What the ZooKeeper manager keeps beside the lock tree, never in it: the WAITING markers of
+``retry`` requests (:mod:`.recipe.waiters`), the published waits of the deadlock detection
+(:mod:`.recipe.wait_graph`) and the presence of the agents that hold locks
+(:mod:`.recipe.presence`). The manager's hooks for them, in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...locks.model import LockInfo
+from ..base import Refusal
+from .recipe.presence import Presence
+from .recipe.wait_graph import WaitGraph
+from .recipe.waiters import Shown, WaitMarkers
+from .wire.transport import Transport
+
+
+class SideNodes:
+    """Mixed into the manager: it sets ``transport``, ``_markers``, ``_graph``, ``_presence``."""
+
+    transport: Transport
+    _markers: WaitMarkers
+    _graph: WaitGraph
+    _presence: Presence
+
+    def _side_nodes(self, transport: Transport, root: str) -> None:
+        self._markers = WaitMarkers(transport, root)
+        self._graph = WaitGraph(transport, root)
+        self._presence = Presence(transport, root)
+
+    # -- WAITING rows of retry requests --------------------------------------------------------
+    def _show_waiting(self, shown: object | None, row: LockInfo) -> object | None:
+        return self._markers.show(shown if isinstance(shown, Shown) else None, row)
+
+    def _hide_waiting(self, shown: object) -> None:
+        if isinstance(shown, Shown):
+            self._markers.hide(shown)
+
+    # -- deadlocks across drivers (the queue policy's wait looks by itself) ----------------------
+    def _check_deadlock(self, owner: str, query_id: str, refusal: Refusal, since_ms: int) -> None:
+        self._graph.look(owner, query_id, refusal, since_ms)
+
+    def _end_wait(self, owner: str, query_id: str) -> None:
+        self._graph.withdraw(owner, query_id)
+
+    # -- owners' lives ----------------------------------------------------------------------------
+    def _register_agent(self, agent: str) -> None:
+        self._presence.register(agent)
+
+    def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
+        with self.transport.errors("checking owners"):
+            return self._presence.alive(infos)
