@@ -18,6 +18,7 @@ import org.apache.spark.sql.catalyst.plans.logical.AppendData;
 import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression;
+import org.apache.spark.sql.catalyst.plans.logical.OverwritePartitionsDynamic;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 
@@ -37,6 +38,11 @@ final class V2Constraints {
 
   static Map<String, List<String>> append(AppendData a) {
     return constants(a.query(), ScalaInterop.list(((LogicalPlan) a.table()).output()));
+  }
+
+  /** A dynamic overwrite replaces the partitions its rows fall in: those its constants pin. */
+  static Map<String, List<String>> dynamic(OverwritePartitionsDynamic o) {
+    return constants(o.query(), ScalaInterop.list(((LogicalPlan) o.table()).output()));
   }
 
   static Map<String, List<String>> overwrite(SparkSession session, OverwriteByExpression o) {
