@@ -13,6 +13,8 @@ import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.plans.logical.Filter;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.connector.write.RowLevelOperation;
+import org.apache.spark.sql.connector.write.RowLevelOperationTable;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 
 /**
@@ -60,7 +62,9 @@ final class RowLevelConstraints {
     List<Attribute> output = new ArrayList<>(ScalaInterop.list(r.output()));
     List<Expression> conditions = new ArrayList<>();
     conditions.add((Expression) Refs.invoke(root, "condition"));
-    if (!mergeConditions(q, output, conditions)) {
+    boolean isMerge = r.table() instanceof RowLevelOperationTable t
+        && t.operation().command() == RowLevelOperation.Command.MERGE;
+    if (!mergeConditions(q, isMerge, output, conditions)) {
       return null;
     }
     Expression all = null;
@@ -84,10 +88,10 @@ final class RowLevelConstraints {
    * into {@code out}; false when it has a NOT MATCHED BY SOURCE clause.
    */
   private static boolean mergeConditions(
-      LogicalPlan query, List<Attribute> target, List<Expression> out) {
+      LogicalPlan query, boolean isMerge, List<Attribute> target, List<Expression> out) {
     LogicalPlan merge = find(query);
     if (merge == null) {
-      return true;
+      return !isMerge; // a MERGE in a shape not known here: nothing pinned
     }
     Object bySource = Refs.invoke(merge, "notMatchedBySourceInstructions");
     if (!(bySource instanceof scala.collection.Iterable<?> it)) {
@@ -135,7 +139,9 @@ final class RowLevelConstraints {
     if (row.size() != names.size()) {
       return false;
     }
-    for (int i = 1; i < row.size(); i++) { // the first: the row's operation
+    // Spark 4 writes the row's operation first; Spark 3.5's copy-on-write rows have none
+    int first = !names.isEmpty() && names.get(0).name().equals("__row_operation") ? 1 : 0;
+    for (int i = first; i < row.size(); i++) {
       if (!(row.get(i) instanceof Attribute a) || !a.name().equalsIgnoreCase(names.get(i).name())) {
         return false;
       }

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -100,6 +101,9 @@ final class V2Constraints {
           continue;
         }
         Expression e = RowConstraints.unalias((Expression) item);
+        if (e instanceof Cast c && c.child().dataType().sameType(c.dataType())) {
+          e = c.child(); // Spark 3.5 casts a column to its own type
+        }
         if (e instanceof Attribute inner) {
           return values(p.child(), inner, col, out, depth + 1);
         }

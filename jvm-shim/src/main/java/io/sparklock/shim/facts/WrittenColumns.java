@@ -4,6 +4,7 @@ import io.sparklock.shim.util.ScalaInterop;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.CaseWhen;
+import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.If;
@@ -130,6 +131,9 @@ final class WrittenColumns {
 
   private boolean expression(LogicalPlan child, Expression e, int depth) {
     e = RowConstraints.unalias(e);
+    if (e instanceof Cast c && c.child().dataType().sameType(c.dataType())) {
+      e = c.child(); // a cast to the column's own type keeps its value
+    }
     if (e instanceof If i) {
       return expression(child, i.trueValue(), depth) && expression(child, i.falseValue(), depth);
     }
