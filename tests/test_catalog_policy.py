@@ -95,6 +95,32 @@ def test_v2_commands_lock_their_table_exclusive(name: str, field: str) -> None:
     assert locked == [*JDB, ("jdb.x.t", "EXCLUSIVE")]
 
 
+@pytest.mark.parametrize("name", ["ReplaceData", "WriteDelta"])
+def test_a_row_level_write_pinned_to_identity_partitions_locks_them(name: str) -> None:
+    # the JVM reports the rows it deletes and writes as constraints on the table's identity
+    # partition columns; the table is SHARED, each pinned partition EXCLUSIVE
+    table = {**ref("ice", "db", "t"), "name": "table"}
+    original = {**ref("ice", "db", "t", partitionColumns=["p"]), "name": "originalTable"}
+    pins = {
+        "kind": "constraints",
+        "name": "writtenRows",
+        "partitionColumns": ["p"],
+        "values": {"p": ["a", "b"], "id": ["1"]},
+    }
+    assert command(name, table, original, pins) == [
+        ("ice.", "SHARED"),
+        ("ice.db.", "SHARED"),
+        ("ice.db.t", "SHARED"),
+        ("ice.db.t@p=a", "EXCLUSIVE"),
+        ("ice.db.t@p=b", "EXCLUSIVE"),
+    ]
+    # no constraint on a partition column: the whole table
+    assert command(name, table, original, {**pins, "values": {"id": ["1"]}})[-1] == (
+        "ice.db.t",
+        "EXCLUSIVE",
+    )
+
+
 def test_rename_stays_in_the_catalog_and_namespace_of_the_old_name() -> None:
     old = {**ref("jdb", "x", "t"), "name": "child"}
     new = {**ref("spark_catalog", None, "t2"), "name": "newName"}

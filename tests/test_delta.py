@@ -117,7 +117,7 @@ def X(name):  # noqa: N802
 GOLDEN = [
     ("SELECT * FROM d", [D, S("default@d")]),
     ("SELECT * FROM d VERSION AS OF 0", [D, S("default@d")]),
-    ("INSERT INTO d VALUES (3, 3, 'c')", [D, X("default@d")]),
+    ("INSERT INTO d SELECT * FROM s", [D, S("default@s"), X("default@d")]),
     ("INSERT OVERWRITE d SELECT * FROM s", [D, X("default@d"), S("default@s")]),
     ("DELETE FROM d WHERE id = 1", [D, X("default@d")]),
     ("UPDATE d SET v = 'u' WHERE id = 2", [D, X("default@d")]),

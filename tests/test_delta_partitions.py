@@ -65,6 +65,7 @@ PINNED = [
     ("INSERT INTO d PARTITION (p=1) SELECT id, v FROM s", pinned("p=1", reads=SOURCE)),
     ("INSERT OVERWRITE d PARTITION (p=1) SELECT id, v FROM s", pinned("p=1", reads=SOURCE)),
     ("INSERT INTO d REPLACE WHERE p = 1 SELECT * FROM s", pinned("p=1", reads=SOURCE)),
+    ("INSERT INTO d VALUES (3, 1, 'c')", pinned("p=1")),  # every row in one partition
     ("DELETE FROM d WHERE p = 1", pinned("p=1")),
     ("DELETE FROM d WHERE 1 = p AND id > 3", pinned("p=1")),
     ("DELETE FROM d WHERE p IN (1, 2)", pinned("p=1", "p=2")),
@@ -88,7 +89,7 @@ PINNED = [
 ]
 
 FALLBACK = [
-    ("INSERT INTO d VALUES (3, 3, 'c')", WHOLE),  # dynamic partition values
+    ("INSERT INTO d SELECT * FROM s", [*WHOLE, *SOURCE]),  # dynamic partition values
     ("DELETE FROM d WHERE id = 1", WHOLE),
     ("DELETE FROM d WHERE p = 1 OR p = 2", WHOLE),
     ("DELETE FROM d WHERE p + 0 = 1", WHOLE),

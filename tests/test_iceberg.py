@@ -239,7 +239,8 @@ MERGE = (
 
 GOLDEN_ICE = [
     ("SELECT * FROM ice.db.t", on_ice(read=(T,))),
-    ("INSERT INTO ice.db.t VALUES (3, 'c')", on_ice(write=(T,))),
+    # rows all in one identity partition lock it (tests/test_iceberg_partitions.py)
+    ("INSERT INTO ice.db.t VALUES (3, 'c')", sorted(on_ice(read=(T,)) + [X(T + "@p=c")])),
     ("INSERT OVERWRITE ice.db.t SELECT * FROM ice.db.s", on_ice(read=(SRC,), write=(T,))),
     ("DELETE FROM ice.db.t WHERE id = 1", on_ice(write=(T,))),
     ("UPDATE ice.db.t SET p = 'u' WHERE id = 2", on_ice(write=(T,))),
@@ -255,7 +256,10 @@ GOLDEN_ICE = [
     ("SELECT * FROM ice.db.t.history", on_ice(read=(T,))),
     ("SELECT * FROM ice.db.t.branch_b1", on_ice(read=(T,))),
     ("SELECT * FROM ice.db.t VERSION AS OF 'b1'", on_ice(read=(T,))),
-    ("INSERT INTO ice.db.t.branch_b1 VALUES (4, 'd')", on_ice(write=(T,))),
+    (
+        "INSERT INTO ice.db.t.branch_b1 VALUES (4, 'd')",
+        sorted(on_ice(read=(T,)) + [X(T + "@p=d")]),
+    ),
     ("CALL ice.system.rewrite_data_files(table => 'db.t')", on_ice(write=(T,))),
     ("CALL ice.system.expire_snapshots('db.t')", on_ice(write=(T,))),
     ("CALL ice.system.rollback_to_snapshot('db.t', 1)", on_ice(write=(T,))),
@@ -284,7 +288,7 @@ D = S("default")
 GOLDEN_SESSION = [
     ("SELECT * FROM st", [D, S("default@st")]),
     ("SELECT * FROM default.st.snapshots", [D, S("default@st")]),
-    ("INSERT INTO st VALUES (2, 'b')", [D, X("default@st")]),
+    ("INSERT INTO st VALUES (2, 'b')", [D, S("default@st"), X("default@st@p=b")]),
     ("DELETE FROM st WHERE id = 1", [D, X("default@st")]),
     (
         "MERGE INTO st USING pq ON st.id = pq.id WHEN MATCHED THEN UPDATE SET * "

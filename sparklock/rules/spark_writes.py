@@ -128,6 +128,20 @@ RULES: tuple[CommandRule, ...] = (
         note="held from before the batch's write until its sink committed; the `sink` is a "
         "file sink's path (its table, else the path); a streaming read is SHARED per batch",
     ),
+    # v2 DELETE / UPDATE / MERGE into a table with row-level operations (Iceberg), as Spark's
+    # analyser rewrites them: copy-on-write and merge-on-read
+    *(
+        rule(
+            LOGICAL + cls,
+            f"DELETE FROM t, UPDATE t, MERGE INTO t (v2, {how})",
+            Target("table", X, pinned_by=PINNED),
+            Target("originalTable", X, pinned_by=PINNED),
+            note="SHARED on a MERGE's source; EXCLUSIVE on the identity partitions its condition "
+            "pins (SHARED on the table), else on the table: a column an UPDATE or a MERGE's "
+            "rows change, or any column with WHEN NOT MATCHED BY SOURCE, pins nothing",
+        )
+        for cls, how in (("ReplaceData", "copy-on-write"), ("WriteDelta", "merge-on-read"))
+    ),
     rule(LOGICAL + "DeleteFromTable", "DELETE FROM t (v2)", Target("table", X)),
     rule(LOGICAL + "UpdateTable", "UPDATE t (v2)", Target("table", X)),
     rule(

@@ -31,6 +31,7 @@ BENCHMARKS = {
     "metastore": "bench_metastore",
     "metastore-spark": "bench_metastore_spark",
     "delta-merge": "bench_delta_merge",
+    "iceberg-merge": "bench_iceberg_merge",
 }
 
 

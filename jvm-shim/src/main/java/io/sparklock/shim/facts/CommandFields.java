@@ -59,6 +59,7 @@ final class CommandFields {
       add(name, value, 0);
     }
     add(DeltaConstraints.of(refs.session, root)); // what a Delta command's condition pins
+    add(RowLevelConstraints.of(root)); // what a v2 DELETE/UPDATE/MERGE's condition pins
     return fields;
   }
 

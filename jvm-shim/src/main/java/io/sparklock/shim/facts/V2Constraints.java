@@ -10,11 +10,16 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.plans.logical.AppendData;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression;
+import org.apache.spark.sql.catalyst.plans.logical.OverwritePartitionsDynamic;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 
@@ -34,6 +39,11 @@ final class V2Constraints {
 
   static Map<String, List<String>> append(AppendData a) {
     return constants(a.query(), ScalaInterop.list(((LogicalPlan) a.table()).output()));
+  }
+
+  /** A dynamic overwrite replaces the partitions its rows fall in: those its constants pin. */
+  static Map<String, List<String>> dynamic(OverwritePartitionsDynamic o) {
+    return constants(o.query(), ScalaInterop.list(((LogicalPlan) o.table()).output()));
   }
 
   static Map<String, List<String>> overwrite(SparkSession session, OverwriteByExpression o) {
@@ -58,23 +68,70 @@ final class V2Constraints {
     return out;
   }
 
-  /** The columns the query writes one constant into (its top projection's foldable items). */
+  /**
+   * The columns every row of the query holds a constant in: its top projection's foldable items,
+   * through the projections Spark stacks for a static partition and by-name resolution, and the
+   * values of a VALUES list (each distinct value of the column, when every row has one).
+   */
   private static Map<String, List<String>> constants(LogicalPlan query, List<Attribute> output) {
     Map<String, List<String>> out = new LinkedHashMap<>();
-    if (!(query instanceof Project p)) {
+    List<Attribute> written = ScalaInterop.list(query.output());
+    if (written.size() != output.size()) {
       return out;
     }
-    List<NamedExpression> items = ScalaInterop.list(p.projectList());
-    if (items.size() != output.size()) {
-      return out;
-    }
-    for (int i = 0; i < items.size(); i++) {
+    for (int i = 0; i < written.size(); i++) {
       Attribute col = output.get(i);
-      String text = RowConstraints.text(RowConstraints.unalias((Expression) items.get(i)), col.dataType());
-      if (text != null) {
-        out.put(col.name().toLowerCase(Locale.ROOT), List.of(text));
+      Set<String> values = new LinkedHashSet<>();
+      if (values(query, written.get(i), col, values, 0)) {
+        out.put(col.name().toLowerCase(Locale.ROOT), new ArrayList<>(values));
       }
     }
     return out;
+  }
+
+  /** Whether {@code a} of {@code plan} is a constant in every row; its texts into {@code out}. */
+  private static boolean values(
+      LogicalPlan plan, Attribute a, Attribute col, Set<String> out, int depth) {
+    if (depth > 16) {
+      return false;
+    }
+    if (plan instanceof Project p) {
+      for (NamedExpression item : ScalaInterop.list(p.projectList())) {
+        if (!item.exprId().equals(a.exprId())) {
+          continue;
+        }
+        Expression e = RowConstraints.unalias((Expression) item);
+        if (e instanceof Cast c && c.child().dataType().sameType(c.dataType())) {
+          e = c.child(); // Spark 3.5 casts a column to its own type
+        }
+        if (e instanceof Attribute inner) {
+          return values(p.child(), inner, col, out, depth + 1);
+        }
+        String text = RowConstraints.text(e, col.dataType());
+        if (text == null) {
+          return false;
+        }
+        out.add(text);
+        return true;
+      }
+      return false;
+    }
+    if (plan instanceof LocalRelation l) {
+      int index = ScalaInterop.list(l.output()).indexOf(a);
+      List<InternalRow> rows = ScalaInterop.list(l.data());
+      if (index < 0 || rows.isEmpty()) {
+        return false;
+      }
+      for (InternalRow row : rows) {
+        Literal v = new Literal(row.get(index, a.dataType()), a.dataType());
+        String text = RowConstraints.text(v, col.dataType());
+        if (text == null) {
+          return false;
+        }
+        out.add(text);
+      }
+      return true;
+    }
+    return false;
   }
 }

@@ -93,7 +93,7 @@ final class WriteFacts {
       return v2Write(o.table(), true, false, V2Constraints.overwrite(refs.session, o));
     }
     if (p instanceof OverwritePartitionsDynamic o) {
-      return v2Write(o.table(), true, true, Map.of());
+      return v2Write(o.table(), true, true, V2Constraints.dynamic(o));
     }
     return null;
   }
