@@ -22,6 +22,7 @@ SPARK_35 = {
     "context": "3.5",
     "immediate": "3.5",
     "parser": "3.5",
+    "parser-additions": "3.5",
     "procedures": "3.5",
     "scala": "2.12",
     "servlet": "3.5",
@@ -32,6 +33,7 @@ SPARK_40 = {
     "context": "4.0",
     "immediate": "3.5",
     "parser": "4.0",
+    "parser-additions": "3.5",
     "procedures": "4.0",
     "scala": "2.13",
     "servlet": "4.0",
@@ -39,7 +41,7 @@ SPARK_40 = {
 }
 SPARK_41 = {**SPARK_40, "parser": "4.1"}
 SPARK_42 = {**SPARK_41, "immediate": "4.2"}
-SPARK_43 = {**SPARK_42, "parser": "4.3"}
+SPARK_43 = {**SPARK_42, "parser-additions": "4.3"}
 
 
 @pytest.mark.parametrize(

@@ -107,11 +107,6 @@ def test_the_zookeeper_folder_is_in_tiers_wire_recipe_manager():
 
 #: The most lines a source file may have: past it, a module does more than one job.
 MAX_LINES = 400
-#: Files still over it, each in another engineer's hands right now; the lead empties this list
-#: as their splits land (an entry matches a path ending with it, wherever its package moves).
-OVER_MAX_LINES_FOR_NOW = (
-    "LockStatementParser.java",  # being split with the JVM packages
-)
 
 
 def _sources() -> list[Path]:
@@ -131,8 +126,7 @@ def test_no_source_file_is_over_the_line_limit():
         for p in sources
         if (n := len(p.read_text().splitlines())) > MAX_LINES
     }
-    allowed = {p for p in over if p.endswith(OVER_MAX_LINES_FOR_NOW)}
-    assert {p: n for p, n in over.items() if p not in allowed} == {}
+    assert over == {}
 
 
 def test_rules_import_neither_the_configuration_nor_a_backend():

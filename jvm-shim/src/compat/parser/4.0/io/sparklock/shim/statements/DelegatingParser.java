@@ -12,7 +12,7 @@ import scala.Option;
  * constructor with start and stop origins). One variant per line where the interface or these
  * signatures changed (jvm-shim/BRIDGE.md, "Spark versions").
  */
-public abstract class DelegatingParser extends PassThroughParser {
+public abstract class DelegatingParser extends ParserAdditions {
   protected DelegatingParser(ParserInterface delegate) {
     super(delegate);
   }

@@ -9,12 +9,13 @@ import org.apache.spark.sql.types.StructType;
 import scala.Option;
 
 /**
- * Spark's {@code ParserInterface} as of Spark 4.1 and 4.2: only what differs from {@link
+ * Spark's {@code ParserInterface} as of Spark 4.1: only what differs from {@link
  * PassThroughParser} on this line ({@code parsePlanWithParameters}, which tries {@link
- * #parseLockStatement} first, and {@code parseRoutineParam}). One variant per line where the
- * interface or these signatures changed (jvm-shim/BRIDGE.md, "Spark versions").
+ * #parseLockStatement} first, and {@code parseRoutineParam}); what 4.3 adds is in {@link
+ * ParserAdditions}. One variant per line where the interface or these signatures changed
+ * (jvm-shim/BRIDGE.md, "Spark versions").
  */
-public abstract class DelegatingParser extends PassThroughParser {
+public abstract class DelegatingParser extends ParserAdditions {
   protected DelegatingParser(ParserInterface delegate) {
     super(delegate);
   }
