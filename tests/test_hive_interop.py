@@ -28,9 +28,11 @@ if _missing:
 
 import kazoo.client  # noqa: E402,F401 - a dependency: without it these tests fail
 
-# queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp
+# queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp, then sparklock's own fields (``:s=<owner>``
+# and the like), which Hive's parser ignores
 DATA_RE = re.compile(
-    r"^(?P<qid>[^:]*):(?P<time>\d{13}):(?P<type>IMPLICIT|EXPLICIT):(?P<q>[^:]*):(?P<ip>[^:]+)$"
+    r"^(?P<qid>[^:]*):(?P<time>\d{13}):(?P<type>IMPLICIT|EXPLICIT):(?P<q>[^:]*):(?P<ip>[^:]+)"
+    r"(?P<extra>(?::[a-z]=[^:]*)*)$"
 )
 
 
@@ -256,7 +258,8 @@ def spark_lock(manager, *requests, query_id="spark_q", query="", lock_type=LockT
 
 
 def masked(nodes: dict[str, tuple[bytes, bool]]) -> dict[str, tuple[str, bool]]:
-    """The tree with each lock's time and client masked (the rest must be byte-identical)."""
+    """The tree with each lock's time and client masked and sparklock's extra fields left out (the
+    rest must be byte-identical)."""
     out = {}
     for path, (data, ephemeral) in nodes.items():
         text = data.decode("utf-8")
