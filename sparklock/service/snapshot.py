@@ -20,18 +20,21 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..locks.model import LockInfo, LockMode, LockState
 from ..locks.wait_for import WaitEdge
 from ..locks.wait_for import deadlocks as find_deadlocks
-from ..managers import recent_waits
+from ..managers import LockManager, recent_waits
 from ..managers.registry import open_managers
 
 log = logging.getLogger("sparklock")
 
 #: Rows per table at most (a wide read holds a lock per partition); the rest is counted.
 MAX_ROWS = 500
+#: How long the page waits for a manager's listing (an unreachable one hides only its locks).
+LIST_DEADLINE_S = 2.0
 #: ``blocked_by`` text of one blocker (``sparklock.locks.waiting.blocker_text``).
 _BLOCKER = re.compile(r"^(SHARED|EXCLUSIVE) (\S+) query_id=(.*)$")
 #: The metastore's: the blocking request's id (its locks are listed as ``<id>.<component>``).
@@ -66,13 +69,10 @@ def snapshot(app_id: str = "", max_rows: int = MAX_ROWS) -> dict[str, Any]:
     blockers: dict[tuple[str, str, str], dict[str, Any]] = {}
     edges: list[dict[str, Any]] = []
     sessions: dict[str, dict[str, Any]] = {}
-    for manager in open_managers():
-        entry: dict[str, Any] = {"kind": manager.kind, "error": ""}
+    for manager, infos, error in _listings(open_managers()):
+        entry: dict[str, Any] = {"kind": manager.kind, "error": error}
         managers.append(entry)
-        try:
-            infos = manager.list_locks(None, waiting=True)
-        except Exception as e:  # noqa: BLE001 - one unreachable manager hides only its locks
-            entry["error"] = f"{type(e).__name__}: {e}"
+        if infos is None:
             continue
         by_query: dict[str, LockInfo] = {}
         by_request: dict[str, list[LockInfo]] = {}
@@ -109,6 +109,29 @@ def snapshot(app_id: str = "", max_rows: int = MAX_ROWS) -> dict[str, Any]:
         "deadlocks": deadlocks(edges),
         "recent": recent_waits.recent(),
     }
+
+
+def _listings(
+    managers: Sequence[LockManager],
+) -> list[tuple[LockManager, list[LockInfo] | None, str]]:
+    """Every manager's locks, asked side by side and waited for at most
+    :data:`LIST_DEADLINE_S`: an unreachable backend (a ZooKeeper that is gone) costs the page
+    that long once, and hides only its own locks, with the reason."""
+    if not managers:
+        return []
+    pool = ThreadPoolExecutor(max_workers=len(managers), thread_name_prefix="sparklock-snapshot")
+    futures = [pool.submit(m.list_locks, None, waiting=True) for m in managers]
+    pool.shutdown(wait=False)  # a listing past the deadline ends by its own timeouts
+    deadline = time.monotonic() + LIST_DEADLINE_S
+    out: list[tuple[LockManager, list[LockInfo] | None, str]] = []
+    for manager, future in zip(managers, futures, strict=True):
+        try:
+            out.append((manager, future.result(max(0.0, deadline - time.monotonic())), ""))
+        except TimeoutError:
+            out.append((manager, None, f"no answer within {LIST_DEADLINE_S:g} s"))
+        except Exception as e:  # noqa: BLE001 - one unreachable manager hides only its locks
+            out.append((manager, None, f"{type(e).__name__}: {e}"))
+    return out
 
 
 def _node(owner: str | None, agent: str, query_id: str) -> str:
