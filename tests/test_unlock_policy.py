@@ -229,6 +229,30 @@ def test_unlock_fences_the_running_statement_it_took_the_lock_from(conf):
     svc.release(committed)  # Hive's rule: it finishes (a WARNING says it ran unprotected)
 
 
+def test_unlock_of_what_a_writer_only_reads_leaves_it_running(conf):
+    """A statement that reads T and writes another table keeps its write protected when an UNLOCK
+    takes its SHARED lock on T: it is not fenced (a reader goes on, as under Hive's rule)."""
+    from sparklock.rules.facts import parse_facts
+
+    svc = LockService()
+    fenced: list[str] = []
+    svc.add_fencer(lambda handle, reason: fenced.append(handle))
+    svc.add_revoker(lambda handle, reason: "fenced")
+    other = {"database": "default", "table": "unlock_policy_out", "partition": []}
+    facts = {
+        "session": "s-copy",
+        "executionId": "3",
+        "sql": "INSERT INTO unlock_policy_out SELECT * FROM unlock_policy_t",
+        "conf": {**conf, **FAST},
+        "reads": [{"kind": "table", "catalog": "spark_catalog", **T}],
+        "writes": [{"kind": "table", "catalog": "spark_catalog", **other}],
+    }
+    copying = svc.acquire(parse_facts(facts))
+    unlock(svc, {**conf, **FAST}, "bob", session="s-bob")
+    assert fenced == []
+    svc.release(copying)  # no LOCKS_LOST: its write was never open to another writer
+
+
 def test_explicit_scope_removes_only_lock_table_locks(conf):
     """``unlock.scope=explicit``: a running statement's lock stays (nothing fenced; an object
     held only by statements is NOT_LOCKED), a LOCK TABLE lock goes."""

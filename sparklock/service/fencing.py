@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 
-from ..locks.model import LockType
+from ..locks.model import LockMode, LockType
 from ..managers import HeldLocks
 
 log = logging.getLogger("sparklock")
@@ -72,7 +72,7 @@ class Fencing:
         for handle, held in running:
             if held.lock_type is not LockType.IMPLICIT or held.lost:
                 continue
-            if not any(i.lock_id in removed for i in held.locks):
+            if not _protected_a_write(held, removed):
                 continue
             answers = set()
             for revoke in revokers:
@@ -111,3 +111,18 @@ class Fencing:
                 f(handle, reason)
             except Exception:  # one fencer failing must not stop the others
                 log.exception("sparklock: fencer failed for %s", handle)
+
+
+def _protected_a_write(held: HeldLocks, removed: set[str]) -> bool:
+    """Whether an UNLOCK that took the lock ids ``removed`` left a write of ``held`` open to
+    another writer: it took one of its EXCLUSIVE locks, or a SHARED one on what it writes or an
+    ancestor of it (a table's SHARED lock is what keeps a whole-table writer out of a partition
+    being written). A SHARED lock only on what the statement reads leaves its writes protected:
+    it goes on, as a reader does."""
+    taken = [i for i in held.locks if i.lock_id in removed]
+    if not taken:
+        return False
+    if any(i.mode is LockMode.EXCLUSIVE for i in taken):
+        return True
+    writes = held.exclusive_objects()
+    return any(i.obj == w or i.obj.is_ancestor_of(w) for i in taken for w in writes)
