@@ -19,7 +19,9 @@ from tests.support.locks import wait_for
 from tests.support.spark import zookeeper_conf
 
 T = LockObject.of_table("default", "snap_t")
-PATIENT = LockSettings(num_retries=50, retry_interval=0.1, wait_policy=WaitPolicy.QUEUE)
+# long enough for a few snapshots, each of which may wait up to its deadline for a manager an
+# earlier module left unreachable
+PATIENT = LockSettings(num_retries=300, retry_interval=0.1, wait_policy=WaitPolicy.QUEUE)
 
 
 def edge(waiter: str, holder: str, obj: str) -> dict:
