@@ -132,7 +132,12 @@ def data_files(spark, table: str) -> list[str]:
     rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
     (location,) = [r.data_type for r in rows if r.col_name == "Location"]
     root = Path(urlparse(location).path)
-    return sorted(p.name for p in root.rglob("*") if p.is_file() and p.name[0] not in "._")
+    # committed files only: a cancelled job's task output under _temporary is not the table's
+    return sorted(
+        p.name
+        for p in root.rglob("*")
+        if p.is_file() and not any(part[0] in "._" for part in p.relative_to(root).parts)
+    )
 
 
 def test_unlock_of_a_running_writer_fences_it_naming_who(spark):
@@ -159,4 +164,6 @@ def test_unlock_of_a_running_writer_fences_it_naming_who(spark):
     error = outcome["error"]
     assert "LOCKS_LOST" in error and "UNLOCK TABLE" in error and "unlocked" in error, error
     assert data_files(spark, "unlocked") == []
+    spark.sql("REFRESH TABLE unlocked")
+    assert spark.sql("SELECT count(*) FROM unlocked").collect()[0][0] == 0
     assert spark.sql("SHOW LOCKS unlocked").collect() == []
