@@ -286,7 +286,7 @@ def _raw_lines(spark) -> list[str]:
 
 
 def test_sql_tab_shows_the_lock_wait_of_the_statement(spark):
-    conflict_and_wait(spark, wait_s=1.2)
+    conflict_and_wait(spark, wait_s=2.5)  # well past the 1 s looked for, on a loaded machine
 
     def lock_nodes() -> list[tuple[str, list[dict]]]:
         return [
