@@ -286,12 +286,14 @@ def _raw_lines(spark) -> list[str]:
 
 
 def test_sql_tab_shows_the_lock_wait_of_the_statement(spark):
+    earlier = max((e["id"] for e in sql_executions(spark)), default=-1)
     conflict_and_wait(spark, wait_s=2.5)  # well past the 1 s looked for, on a loaded machine
 
     def lock_nodes() -> list[tuple[str, list[dict]]]:
-        return [
+        return [  # this test's executions only: an earlier test's waiter waited too
             (execution["description"], node["metrics"])
             for execution in sql_executions(spark)
+            if execution["id"] > earlier
             for node in execution["nodes"]
             if node["nodeName"] == "SparkLock"
         ]

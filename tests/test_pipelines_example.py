@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
+pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.load]
 REPO = Path(__file__).resolve().parents[1]
 SECONDS = os.environ.get("SPARKLOCK_PIPELINES_SECONDS", "8")
 

@@ -36,7 +36,7 @@ import pytest
 
 from tests.support.zk_tree import inspecting, znodes
 
-pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
+pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.load]
 
 DRIVERS = int(os.environ.get("SPARKLOCK_STRESS_DRIVERS", "2"))
 THREADS = int(os.environ.get("SPARKLOCK_STRESS_THREADS", "2"))

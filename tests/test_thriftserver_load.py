@@ -21,7 +21,7 @@ SECONDS = int(os.environ.get("SPARKLOCK_LOAD_SECONDS", "30"))
 TABLES = 3
 ALLOWED = {"OK", "LOCK_CONFLICT", "LOCK_WAIT_CANCELLED", "CANCELLED"}
 
-pytestmark = pytest.mark.spark  # a Spark driver (the server): runs on every Spark version
+pytestmark = [pytest.mark.spark, pytest.mark.load]  # the server under load: the newest line
 
 
 def test_32_sessions_no_overlap_no_leak_one_connection(zk_server, zk, tmp_path):

@@ -13,7 +13,10 @@ setup.cfg changes).
 
 Without ``--all`` only the tests that start a JVM from the pyspark jars run (markers ``spark``,
 ``zookeeper``, ``hive_interop``, ``iceberg``); the rest is pure Python and does not depend on the
-Spark version. Arguments after ``--`` go to pytest (their test paths replace the default
+Spark version, and the faults, soaks and loads (``nemesis``, ``soak``, ``load``, ``dbt``) prove
+nothing per Spark line that the functional tests do not. The tests run in
+``SPARKLOCK_TEST_WORKERS`` processes (default 2; ``0`` for one; pytest-xdist, a module per
+process), unless ``-n`` is given after ``--``. Arguments after ``--`` go to pytest (their test paths replace the default
 ``tests``; a ``-m`` there replaces the marker selection:
 ``python3 tests/versions.py 4.2.0 -- -q -m delta``).
 
@@ -39,7 +42,13 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SPARK_FACING = "spark or zookeeper or hive_interop or iceberg"
+SPARK_FACING = (
+    "(spark or zookeeper or hive_interop or iceberg) and not (nemesis or soak or load or dbt)"
+)
+#: Test processes side by side (pytest-xdist, one module per process: a module shares one
+#: Spark session). Most of the suite waits -- lock budgets, pauses, expiries, JVM start-ups --
+#: so two processes on two cores finish in a little over half the time.
+WORKERS = os.environ.get("SPARKLOCK_TEST_WORKERS", "2")
 #: delta-spark releases whose jars Maven Central (as this machine kind reaches it) does not have:
 #: ``configure_spark_with_delta_pip`` asks Spark for the jar of the installed release, so the
 #: Delta tests run on the newest release whose jar resolves (4.4.0 for Spark 4.2)
@@ -167,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [str(_python(venv)), "-m", "pytest"]
     if not args.all and "-m" not in extra:
         cmd += ["-m", SPARK_FACING]
+    if "-n" not in extra and WORKERS not in ("", "0", "1"):
+        cmd += ["-n", WORKERS, "--dist", "loadfile"]
     cmd += extra or ["-q"]
     print(f"+ pyspark {spark} in {venv}: {' '.join(cmd[1:])}", flush=True)
     env = dict(os.environ, PYTHONPATH=str(REPO))

@@ -56,11 +56,13 @@ def sparklock_metrics(spark: SparkSession | str) -> dict[str, Any]:
 
 
 def sql_executions(spark: SparkSession) -> list[dict]:
-    """The REST API's SQL executions of the application, with their plan nodes' metrics."""
+    """The REST API's SQL executions of the application, with their plan nodes' metrics.
+
+    All of them: the endpoint returns only the first 20 unless asked for more, and a module's
+    shared session has run more than that by the time its later tests look."""
     app = spark.sparkContext.applicationId
-    return json.loads(
-        get(spark, f"/api/v1/applications/{app}/sql?details=true&planDescription=false")
-    )
+    query = "details=true&planDescription=false&offset=0&length=1000000"
+    return json.loads(get(spark, f"/api/v1/applications/{app}/sql?{query}"))
 
 
 def event_log_lines(directory: Path | str, spark: SparkSession) -> list[dict]:
