@@ -28,6 +28,9 @@ from tests.support.spark_versions import SPARK_LINE, needs_spark  # noqa: E402
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("unlock_leftover_locks")]
 
 SETUP = (
+    # whole locations in both sessions: Spark cuts them at 100 characters, and the two
+    # warehouses' paths differ in length (the temporary directories of parallel test processes)
+    "SET spark.sql.maxMetadataStringLength=10000",
     "CREATE TABLE x (a INT) USING parquet",
     "CREATE TABLE y (a INT, b INT) USING parquet",
     "CREATE TABLE c (a INT, p STRING) USING parquet",
