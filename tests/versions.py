@@ -16,8 +16,8 @@ Without ``--all`` only the tests that start a JVM from the pyspark jars run (mar
 Spark version, and the faults, soaks and loads (``nemesis``, ``soak``, ``load``, ``dbt``) prove
 nothing per Spark line that the functional tests do not. The tests run in
 ``SPARKLOCK_TEST_WORKERS`` processes (default 2; ``0`` for one; pytest-xdist, a module per
-process), unless ``-n`` is given after ``--``. Arguments after ``--`` go to pytest (their test paths replace the default
-``tests``; a ``-m`` there replaces the marker selection:
+process), unless ``-n`` is given after ``--``. Arguments after ``--`` go to pytest (their test
+paths replace the default ``tests``; a ``-m`` there replaces the marker selection:
 ``python3 tests/versions.py 4.2.0 -- -q -m delta``).
 
 The ``delta`` extra (delta-spark) is installed too where Delta has a release built for that
