@@ -99,24 +99,35 @@ def _meets(mine, theirs) -> bool:
     return mapping.conflicts(request, mapping.row_object(theirs), _mode(theirs))
 
 
-def _near(rows: Iterable) -> dict[tuple[str, str], list]:
-    """Rows by database and table (``""`` for a database-level row): a component can only meet
-    rows of its own database, and below database level only its own table's or the database's."""
-    index: dict[tuple[str, str], list] = {}
+_Key = tuple[str, str, str]
+
+
+def _key(row) -> _Key:
+    return ((row.dbname or "").lower(), (row.tablename or "").lower(), row.partname or "")
+
+
+def _near(rows: Iterable) -> dict[_Key, list]:
+    """Rows by database, table and partition (``""`` above that level)."""
+    index: dict[_Key, list] = {}
     for r in rows:
-        index.setdefault(((r.dbname or "").lower(), (r.tablename or "").lower()), []).append(r)
+        index.setdefault(_key(r), []).append(r)
     return index
 
 
-def _candidates(mine, index: dict[tuple[str, str], list]) -> list:
-    db, table = (mine.dbname or "").lower(), (mine.tablename or "").lower()
+def _candidates(mine, index: dict[_Key, list]) -> list:
+    """The rows that can meet component ``mine`` at all: its own object's, its ancestors' and
+    its descendants' (a wide read against a wide write stays linear in the rows)."""
+    db, table, part = _key(mine)
     if not table:
-        return [r for (d, _), rs in index.items() if d == db for r in rs]
-    return index.get((db, ""), []) + index.get((db, table), [])
+        return [r for k, rs in index.items() if k[0] == db for r in rs]
+    above = index.get((db, "", ""), []) + index.get((db, table, ""), [])
+    if part:
+        return above + index.get((db, table, part), [])
+    return above + [r for k, rs in index.items() if k[:2] == (db, table) and k[2] for r in rs]
 
 
 def _edges_of(
-    w: _Request, requests: dict[int, _Request], index: dict[tuple[str, str], list]
+    w: _Request, requests: dict[int, _Request], index: dict[_Key, list]
 ) -> list[WaitEdge]:
     """A waiting request's edges: its session's to it, and its own to what is ahead of it."""
     since = w.lockid if w.owner else 0  # a Hive client's request is never the victim
