@@ -124,13 +124,14 @@ def test_hive_show_locks_lists_spark_locks(mgr, hive):
         query_string="INSERT INTO t PARTITION (p=1) SELECT 1",
         user="alice",
     )
-    rows = [r for r in hive.show() if r.agent == "spark-query-42"]
+    # Hive's agent info: the query id first, then the owning session and the lock type
+    rows = [r for r in hive.show() if r.agent == "spark-query-42:s=spark:l=I"]
     assert {(r.db, r.table, r.partition, r.type, r.state, r.user) for r in rows} == {
         ("default", None, None, "SHARED_READ", "ACQUIRED", "alice"),
         ("default", "t", "p=1", "EXCLUSIVE", "ACQUIRED", "alice"),
     }
     held.release()
-    assert not [r for r in hive.show() if r.agent == "spark-query-42"]
+    assert not [r for r in hive.show() if (r.agent or "").startswith("spark-query-42:")]
 
 
 def test_sparklock_lists_hive_locks(mgr, hive):
@@ -221,7 +222,7 @@ def test_the_writers_facet_is_a_partition_level_lock_hive_accepts(mgr, hive):
     of the table while a reader of one partition goes on."""
     facet = LockObject.table_writers("default", "t")
     held = take(mgr, facet, X, "spark", "spark-writer")
-    rows = [r for r in hive.show() if r.agent == "spark-writer"]
+    rows = [r for r in hive.show() if (r.agent or "").split(":")[0] == "spark-writer"]
     assert {(r.table, r.partition, r.type) for r in rows} == {
         (None, None, "SHARED_READ"),
         ("t", "_sparklock_facet=writers", "EXCLUSIVE"),
