@@ -338,9 +338,9 @@ class MetastoreLockManager(LockManager):
         oldest = (time.time() - self.txn_timeout()) * 1000
         out: list[bool | None] = []
         for info in infos:
-            request = int(info.lock_id.partition(".")[0] or 0)
+            request = info.lock_id.partition(".")[0]
             beat, txnid = beats.get(info.lock_id, (0, 0))
-            if request in known:
+            if request.isdigit() and int(request) in known:
                 out.append(True)
             elif txnid or not beat:
                 out.append(None)
