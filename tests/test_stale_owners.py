@@ -163,7 +163,8 @@ def test_an_owner_whose_presence_cannot_be_registered_is_unknown_never_stale(
 
     monkeypatch.setattr(presence, "RETRY_AFTER", 0.0)  # tried again at every statement
     owners = f"/{zk_namespace}/_sparklock-owners"
-    zk.create(owners, b"", acl=[make_acl("world", "anyone", read=True)], makepath=True)
+    zk.ensure_path(f"/{zk_namespace}")
+    zk.create(owners, b"", acl=[make_acl("world", "anyone", read=True, admin=True)])
     names = [f"default@noacl_{n}" for n in range(3)]
     with ZooKeeperLockManager.connect(zk_server.address, zk_namespace) as m:
         with caplog.at_level("DEBUG", logger="sparklock.zookeeper"):
