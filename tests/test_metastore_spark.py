@@ -246,6 +246,11 @@ def test_crossed_lock_tables_in_two_drivers_fail_the_younger_with_lock_deadlock(
         (f"{DB}@b", "ACQUIRED", "true"),
         (f"{DB}@b", "WAITING", "true"),
     }
+    # B sees A's requests alive from their heartbeats (its own: this process's)
+    assert {(r["name"], r["lock_type"], r["alive"]) for r in show_extended(b)} == {
+        (f"{DB}@a", "EXPLICIT", "true"),
+        (f"{DB}@b", "EXPLICIT", "true"),
+    }
     ok(b, f"UNLOCK TABLE {DB}.b")
     assert a.send({"op": "result", "id": "a-wants-b", "timeout": 60})["ok"]
     ok(a, f"UNLOCK TABLE {DB}.a")
