@@ -72,6 +72,7 @@ class MetastoreLockManager(LockManager):
         )
         self._mine: dict[int, _Mine] = {}
         self._guard = threading.Lock()
+        self._graph_rows: tuple[float, list] = (-1.0, [])  # (monotonic read time, show_locks)
         self.user = getpass.getuser()
 
     def txn_timeout(self) -> float:
@@ -185,6 +186,7 @@ class MetastoreLockManager(LockManager):
             return self._held(None, sent, data, owner)
         deadline = time.monotonic() + settings.budget
         response = self._request(sent, data, owner)
+        asked = time.monotonic()  # a listing read from now on has this request in it
         lockid = response.lockid
         pause, next_log, next_look = _FIRST_CHECK, 0.0, 0.0
         try:
@@ -194,7 +196,7 @@ class MetastoreLockManager(LockManager):
                     waiter.waiting(self._refusal(lockid, lock_set, sent))
                     next_log = now + WAIT_LOG_INTERVAL
                 if now >= next_look:  # a deadlock: at once, then every LOOK_INTERVAL
-                    self._give_up_if_victim(lockid)
+                    self._give_up_if_victim(lockid, asked)
                     next_look = time.monotonic() + wait_graph.LOOK_INTERVAL
                 if now >= deadline:
                     refusal = self._refusal(lockid, lock_set, sent)
@@ -226,15 +228,20 @@ class MetastoreLockManager(LockManager):
                     self._mine[lockid].data = data
         return self._held(lockid, sent, data, owner)
 
-    def _give_up_if_victim(self, lockid: int) -> None:
-        """Raise :class:`DeadlockError` if waiting request ``lockid`` is the victim of a cycle
-        in the metastore's wait-for graph (:mod:`.wait_graph`: one ``show_locks``); the caller
-        withdraws the request. A listing that fails only skips this look."""
-        try:
-            rows = self.client.show_locks()
-        except (MetastoreUnavailable, wire.ThriftError) as e:
-            log.debug("sparklock: no deadlock check this time (%r)", e)
-            return
+    def _give_up_if_victim(self, lockid: int, asked: float) -> None:
+        """Raise :class:`DeadlockError` if waiting request ``lockid`` (made by ``asked``) is the
+        victim of a cycle in the metastore's wait-for graph (:mod:`.wait_graph`); the caller
+        withdraws the request. The process's waiters share one ``show_locks`` per
+        ``LOOK_INTERVAL`` (one read after the request was made); a failed listing skips a look."""
+        now = time.monotonic()
+        read_at, rows = self._graph_rows
+        if read_at < asked or now - read_at >= wait_graph.LOOK_INTERVAL:
+            try:
+                rows = self.client.show_locks()
+            except (MetastoreUnavailable, wire.ThriftError) as e:
+                log.debug("sparklock: no deadlock check this time (%r)", e)
+                return
+            self._graph_rows = (now, rows)
         found = wait_graph.victim_cycle(rows, lockid)
         if found is None:
             return

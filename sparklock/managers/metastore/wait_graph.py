@@ -21,7 +21,8 @@ request cannot be made to give up, so it counts as the oldest: it is never the v
 cycle has a sparklock statement in it.
 
 Pure: rows in, edges and a verdict out. The manager reads the rows (one ``show_locks``) when a
-request starts waiting and then at most every :data:`LOOK_INTERVAL` while it waits.
+request starts waiting and then every :data:`LOOK_INTERVAL` while it waits, one listing shared
+by the process's waiting requests.
 """
 
 from __future__ import annotations
