@@ -137,6 +137,14 @@ def cmd_stale(m: LockManager, args, out) -> int:
             file=out,
         )
         return 0
+    # asked again just before: an owner that registered meanwhile (a new ZooKeeper session)
+    # keeps its locks; only those still found gone (or old and unknown) go
+    again = dict(zip((i.lock_id for i in old), m.owners_alive(old) if old else [], strict=True))
+    old = [
+        i
+        for i in old
+        if again[i.lock_id] is False or (again[i.lock_id] is None and max_age is not None)
+    ]
     failed = m.remove_locks(old)
     removed_nodes = m.remove_leftovers(empty)
     print(

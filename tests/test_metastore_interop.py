@@ -124,13 +124,14 @@ def test_hive_show_locks_lists_spark_locks(mgr, hive):
         query_string="INSERT INTO t PARTITION (p=1) SELECT 1",
         user="alice",
     )
-    rows = [r for r in hive.show() if r.agent == "spark-query-42"]
+    # Hive's agent info: the query id first, then the owning session and the lock type
+    rows = [r for r in hive.show() if r.agent == "spark-query-42:s=spark:l=I"]
     assert {(r.db, r.table, r.partition, r.type, r.state, r.user) for r in rows} == {
         ("default", None, None, "SHARED_READ", "ACQUIRED", "alice"),
         ("default", "t", "p=1", "EXCLUSIVE", "ACQUIRED", "alice"),
     }
     held.release()
-    assert not [r for r in hive.show() if r.agent == "spark-query-42"]
+    assert not [r for r in hive.show() if (r.agent or "").startswith("spark-query-42:")]
 
 
 def test_sparklock_lists_hive_locks(mgr, hive):
@@ -221,7 +222,7 @@ def test_the_writers_facet_is_a_partition_level_lock_hive_accepts(mgr, hive):
     of the table while a reader of one partition goes on."""
     facet = LockObject.table_writers("default", "t")
     held = take(mgr, facet, X, "spark", "spark-writer")
-    rows = [r for r in hive.show() if r.agent == "spark-writer"]
+    rows = [r for r in hive.show() if (r.agent or "").split(":")[0] == "spark-writer"]
     assert {(r.table, r.partition, r.type) for r in rows} == {
         (None, None, "SHARED_READ"),
         ("t", "_sparklock_facet=writers", "EXCLUSIVE"),
@@ -231,3 +232,32 @@ def test_the_writers_facet_is_a_partition_level_lock_hive_accepts(mgr, hive):
         take(mgr, facet, X, "other", "second-writer")
     take(mgr, P1, S, "other", "reader").release()
     held.release()
+
+
+def test_a_cycle_through_a_waiting_hive_statement_fails_the_spark_statement(hive_metastore, hive):
+    """Spark's session holds ``LOCK TABLE a``; a Hive statement asks for a and b and waits
+    behind it; the session's next statement asks for b and queues behind the Hive request: a
+    cycle through Hive's request, which sparklock cannot make give up, so the Spark statement
+    fails with LOCK_DEADLOCK at once; once the session unlocks a, Hive's statement runs."""
+    from sparklock.errors import DeadlockError
+
+    a, b = LockObject.of_table("default", "cyc_a"), LockObject.of_table("default", "cyc_b")
+    patient = LockSettings(num_retries=300, retry_interval=0.1, wait_policy=WaitPolicy.QUEUE)
+    m = _manager(hive_metastore.uri, patient)
+    try:
+        held = take(m, a, X, "s1", "lock-a", lock_type=LockType.EXPLICIT)
+        both = hive.statement("hive-a-and-b", "bob", "default@cyc_a:X,default@cyc_b:X")
+        assert both.state == "WAITING"
+        started = time.monotonic()
+        with pytest.raises(DeadlockError) as caught:
+            take(m, b, X, "s1", "s1-wants-b")
+        assert time.monotonic() - started < 5
+        e = caught.value
+        assert e.victim == "s1 statement s1-wants-b" and e.object_name == "default@cyc_b"
+        assert f"held EXCLUSIVE by hive txn {both.txnid}" in e.cycle, e.cycle
+        assert [r.state for r in hive.show() if r.table == "cyc_b"] == ["WAITING"]  # Hive's
+        held.release()
+        assert hive.wait(both, 10)
+        hive.release(both)
+    finally:
+        m.close()

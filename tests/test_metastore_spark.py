@@ -150,7 +150,9 @@ def test_a_statement_s_locks_are_listed_by_both_drivers_and_by_hive(drivers, hiv
         ("pt", "_sparklock_facet=writers", "EXCLUSIVE", "ACQUIRED"),
         ("pt", "p=3", "EXCLUSIVE", "ACQUIRED"),
     }
-    assert {r.agent for r in seen} == mine and len({r.lockid for r in seen}) == 1
+    # Hive's agent info: the query id, then the owning session, the lock type, the app
+    assert {r.agent.split(":")[0] for r in seen} == mine and len({r.lockid for r in seen}) == 1
+    assert ":s=" in seen[0].agent and ":l=I" in seen[0].agent
     assert wait_for(lambda: not hive_rows(hive), 60, 0.1)
     assert show_extended(b) == []
     # b reads what a wrote: one catalog
@@ -219,6 +221,42 @@ def test_a_read_of_1000_partitions(drivers, hive):
     assert hive.wait(writer, 60)  # once the read ended
     hive.release(writer)
     assert wait_for(lambda: not hive_rows(hive), 10)
+
+
+def test_crossed_lock_tables_in_two_drivers_fail_the_younger_with_lock_deadlock(drivers, hive):
+    """A holds a and asks for b, B holds b and asks for a: B's request closed the cycle (the
+    youngest waiter), so it fails with LOCK_DEADLOCK at once, long before its 30 s budget, and
+    leaves no WAITING request behind; A's is granted once B unlocks b."""
+    a, b = drivers
+    ok(a, f"LOCK TABLE {DB}.a EXCLUSIVE")
+    ok(b, f"LOCK TABLE {DB}.b EXCLUSIVE")
+    assert a.send({"op": "bg", "sql": f"LOCK TABLE {DB}.b EXCLUSIVE", "id": "a-wants-b"})["started"]
+    assert wait_for(lambda: [r for r in hive_rows(hive) if r.state == "WAITING"], 60, 0.05)
+    started = time.monotonic()
+    error = fails(b, f"LOCK TABLE {DB}.a EXCLUSIVE")
+    took = time.monotonic() - started
+    assert "LOCK_DEADLOCK" in error and f"{DB}@a" in error, error
+    assert "deadlock between 2 waiting statements" in error and "victim:" in error, error
+    assert took < 5, took
+    waiting = [(r.table, r.state) for r in hive_rows(hive) if r.state == "WAITING"]
+    assert waiting == [("b", "WAITING")]  # A's request only: B's was withdrawn
+    rows = show_extended(a)
+    assert {(r["name"], r["state"], r["alive"]) for r in rows} == {
+        (f"{DB}@a", "ACQUIRED", "true"),
+        (f"{DB}@b", "ACQUIRED", "true"),
+        (f"{DB}@b", "WAITING", "true"),
+    }
+    # B sees A's requests alive from their heartbeats (its own: this process's)
+    assert {(r["name"], r["lock_type"], r["alive"]) for r in show_extended(b)} == {
+        (f"{DB}@a", "EXPLICIT", "true"),
+        (f"{DB}@b", "EXPLICIT", "true"),
+    }
+    ok(b, f"UNLOCK TABLE {DB}.b")
+    assert a.send({"op": "result", "id": "a-wants-b", "timeout": 60})["ok"]
+    ok(a, f"UNLOCK TABLE {DB}.a")
+    ok(a, f"UNLOCK TABLE {DB}.b")
+    assert hive_rows(hive) == []
+    print(f"\nthe deadlock across two drivers was broken {took:.2f} s after it closed")
 
 
 def test_a_killed_driver_s_locks_expire(drivers, hive, hive_metastore):

@@ -214,6 +214,27 @@ def test_a_deadlock_through_zookeeper_fails_its_victim_at_once(spark, zk_server,
     assert delta(sparklock_metrics(spark), before, "deadlocks") == 1
 
 
+@pytest.mark.metastore
+def test_a_deadlock_through_the_metastore_fails_its_victim_at_once(spark, hive_metastore):
+    """The same cycle with the locks in a real Hive metastore: found from its SHOW LOCKS (what
+    another driver reads too), and the victim's request withdrawn (no WAITING row left)."""
+    from sparklock.managers.metastore import MetastoreLockManager, MetastoreSettings
+
+    conf = {
+        "spark.sparklock.manager": "metastore",
+        "spark.sparklock.metastore.uris": hive_metastore.uri,
+    }
+    before = sparklock_metrics(spark)
+    e = _cycle(spark, 5, **conf)
+    assert "default@t" in e.cycle and "default@u" in e.cycle
+    assert delta(sparklock_metrics(spark), before, "deadlocks") == 1
+    m = MetastoreLockManager(MetastoreSettings(uris=hive_metastore.uri))
+    try:
+        assert [i for i in m.list_locks() if i.obj.database == "default"] == []
+    finally:
+        m.close()
+
+
 def _refusals(spark, code: str) -> list[dict]:
     return [
         e

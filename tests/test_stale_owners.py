@@ -149,3 +149,55 @@ def test_a_hive_clients_explicit_lock_is_unknown_and_stale_only_by_age(zk_server
     assert "stale explicit lock: default@hive_t EXCLUSIVE" in out and "owner=unknown" in out
     code, out = _cli(zk_server, zk_namespace, "stale", "--older-than", "2h")
     assert "0 stale explicit lock(s)" in out
+
+
+def test_an_owner_whose_presence_cannot_be_registered_is_unknown_never_stale(
+    zk_server, zk_namespace, zk, caplog, monkeypatch
+):
+    """An ACL forbids the presence node: the owner's locks say nothing of its life (unknown),
+    so `stale --apply` keeps them however long its node is missing; the registration fails
+    at every statement but is warned about once; once it works, the next locks say so."""
+    from kazoo.security import make_acl
+
+    from sparklock.managers.zookeeper.recipe import presence
+
+    monkeypatch.setattr(presence, "RETRY_AFTER", 0.0)  # tried again at every statement
+    owners = f"/{zk_namespace}/_sparklock-owners"
+    zk.ensure_path(f"/{zk_namespace}")
+    zk.create(owners, b"", acl=[make_acl("world", "anyone", read=True, admin=True)])
+    names = [f"default@noacl_{n}" for n in range(3)]
+    with ZooKeeperLockManager.connect(zk_server.address, zk_namespace) as m:
+        with caplog.at_level("DEBUG", logger="sparklock.zookeeper"):
+            for n in range(3):  # three statements, one outage
+                m.acquire(
+                    [LockRequest(LockObject.of_table("default", f"noacl_{n}"), LockMode.EXCLUSIVE)],
+                    owner="noacl-session",
+                    query_id=f"noacl-{n}",
+                    lock_type=LockType.EXPLICIT,
+                    agent="app-noacl",
+                )
+        warned = [r for r in caplog.records if "could not register owner" in r.getMessage()]
+        assert [r.levelname for r in warned] == ["WARNING"]
+        assert len([r for r in caplog.records if "still not registered" in r.getMessage()]) == 2
+        infos = m.list_locks()
+        assert [i.name for i in infos] == names
+        assert not any(i.data.presence for i in infos)
+        assert m.owners_alive(infos) == [None, None, None]
+        code, out = _cli(zk_server, zk_namespace, "stale", "--apply")
+        assert code == 0 and "removed 0 stale explicit lock(s)" in out
+        assert [i.name for i in m.list_locks()] == names
+
+        zk.set_acls(owners, [make_acl("world", "anyone", all=True)])
+        with caplog.at_level("INFO", logger="sparklock.zookeeper"):
+            m.acquire(
+                [LockRequest(LockObject.of_table("default", "noacl_3"), LockMode.EXCLUSIVE)],
+                owner="noacl-session",
+                query_id="noacl-3",
+                lock_type=LockType.EXPLICIT,
+                agent="app-noacl",
+            )
+        assert any("registered as alive again" in r.getMessage() for r in caplog.records)
+        (later,) = [i for i in m.list_locks() if i.name == "default@noacl_3"]
+        assert later.data.presence and m.owners_alive([later]) == [True]
+        for obj in [*names, "default@noacl_3"]:
+            m.unlock(LockObject.of_table("default", obj.split("@")[1]))

@@ -144,6 +144,9 @@ ACQUIRED_FIELD_PREFIX = "a="
 #: its wait-for graph, and tells a lock of this version (whose agent registers its presence)
 #: from older data. ``s``, not ``o``: a waiting marker appends ``o=`` for its object.
 OWNER_FIELD_PREFIX = "s="
+#: ``p=1``: the agent had registered its presence when this lock was taken, so a missing
+#: presence node means its owner is gone (without it the owner's life cannot be told).
+PRESENCE_FIELD_PREFIX = "p="
 _EXTRA_FIELD = re.compile(r"^[a-z]=")
 
 
@@ -167,8 +170,8 @@ def _millis(text: str | None) -> int:
 class LockData:
     """Hive's node data ``queryId:lockTime:IMPLICIT|EXPLICIT:queryStr:clientIp``, plus
     ``:u=<user>`` when the user is known and ``:g=<agent>``, ``:w=<ms>``, ``:a=<ms>``,
-    ``:s=<owner>`` (agent, waiting since, granted at, owning session: see
-    :data:`AGENT_FIELD_PREFIX`) -- fields Hive's parser ignores."""
+    ``:s=<owner>``, ``:p=1`` (agent, waiting since, granted at, owning session, presence
+    registered: see :data:`AGENT_FIELD_PREFIX`) -- fields Hive's parser ignores."""
 
     query_id: str
     lock_time_ms: int
@@ -180,6 +183,7 @@ class LockData:
     wait_since_ms: int = 0
     acquired_ms: int = 0
     owner: str = ""
+    presence: bool = False
 
     @classmethod
     def now(
@@ -224,6 +228,8 @@ class LockData:
             fields.append(f"{ACQUIRED_FIELD_PREFIX}{self.acquired_ms}")
         if self.owner:
             fields.append(OWNER_FIELD_PREFIX + _strip(self.owner))
+        if self.presence:
+            fields.append(PRESENCE_FIELD_PREFIX + "1")
         return ":".join(fields).encode("utf-8")
 
     @classmethod
@@ -255,6 +261,7 @@ class LockData:
             _millis(extras.get(WAIT_SINCE_FIELD_PREFIX[0])),
             _millis(extras.get(ACQUIRED_FIELD_PREFIX[0])),
             extras.get(OWNER_FIELD_PREFIX[0], ""),
+            extras.get(PRESENCE_FIELD_PREFIX[0]) == "1",
         )
 
 

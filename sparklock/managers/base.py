@@ -133,8 +133,8 @@ class LockManager(ABC):
         )
         if not lock_set:
             return HeldLocks(owner, query_id, lock_type, [], self)
-        if agent:
-            self._register_agent(agent)
+        if agent and self._register_agent(agent):  # its locks say its life can be told
+            data = dataclasses.replace(data, presence=True)
         waiter = WaitReporter(query_id, settings)
         try:
             if settings.wait_policy is WaitPolicy.QUEUE:
@@ -203,10 +203,12 @@ class LockManager(ABC):
         Default: no detection."""
         return None
 
-    def _register_agent(self, agent: str) -> None:
+    def _register_agent(self, agent: str) -> bool:
         """Before ``agent`` (an application or server session) takes locks: say where others
-        can see it that it lives (:meth:`owners_alive`). Default: nobody else can see them."""
-        return None
+        can see it that it lives (:meth:`owners_alive`). True when its presence is registered
+        now: only then do its locks say so, and only such a lock's owner can ever be found
+        gone. Default: nobody else can see them (False)."""
+        return False
 
     def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
         """Per lock, whether its owner still lives: True, False, or None when it cannot be

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 
-from ...errors import LockManagerUnavailableError, NotLockedError, UnlockError
+from ...errors import DeadlockError, LockManagerUnavailableError, NotLockedError, UnlockError
 from ...locks.model import LockData, LockInfo, LockMode, LockRequest, LockType, listing_order
 from ...locks.objects import LockObject, ObjectKind
 from ..base import (
@@ -29,10 +30,12 @@ from ..base import (
     conflict_error,
 )
 from ..wait_log import WAIT_LOG_INTERVAL
-from . import mapping, wire
+from . import agent_info, mapping, wait_graph, wire
 from .client import MetastoreClient, MetastoreUnavailable
 from .heartbeats import Heartbeats
 from .settings import TXN_TIMEOUT, MetastoreSettings, parse_hive_time
+
+log = logging.getLogger("sparklock")
 
 _FIRST_CHECK = 0.02  # the first pause of a queued request; doubles up to checkInterval
 _KIND_WORD = {
@@ -69,6 +72,7 @@ class MetastoreLockManager(LockManager):
         )
         self._mine: dict[int, _Mine] = {}
         self._guard = threading.Lock()
+        self._graph_rows: tuple[float, list] = (-1.0, [])  # (monotonic read time, show_locks)
         self.user = getpass.getuser()
 
     def txn_timeout(self) -> float:
@@ -112,7 +116,7 @@ class MetastoreLockManager(LockManager):
             components,
             user=data.user or self.user,
             hostname=data.client or self.client_address,
-            agent=data.query_id,
+            agent=agent_info.encode(data, owner),
         )
         with self._guard:
             self._mine[response.lockid] = _Mine(data, owner, sent)
@@ -182,14 +186,18 @@ class MetastoreLockManager(LockManager):
             return self._held(None, sent, data, owner)
         deadline = time.monotonic() + settings.budget
         response = self._request(sent, data, owner)
+        asked = time.monotonic()  # a listing read from now on has this request in it
         lockid = response.lockid
-        pause, next_log = _FIRST_CHECK, 0.0
+        pause, next_log, next_look = _FIRST_CHECK, 0.0, 0.0
         try:
             while response.state == wire.WAITING:
                 now = time.monotonic()
                 if now >= next_log:  # what it waits for, logged every few seconds
                     waiter.waiting(self._refusal(lockid, lock_set, sent))
                     next_log = now + WAIT_LOG_INTERVAL
+                if now >= next_look:  # a deadlock: at once, then every LOOK_INTERVAL
+                    self._give_up_if_victim(lockid, asked)
+                    next_look = time.monotonic() + wait_graph.LOOK_INTERVAL
                 if now >= deadline:
                     refusal = self._refusal(lockid, lock_set, sent)
                     raise conflict_error(refusal, 1, waiter.elapsed())
@@ -219,6 +227,27 @@ class MetastoreLockManager(LockManager):
                 if lockid in self._mine:
                     self._mine[lockid].data = data
         return self._held(lockid, sent, data, owner)
+
+    def _give_up_if_victim(self, lockid: int, asked: float) -> None:
+        """Raise :class:`DeadlockError` if waiting request ``lockid`` (made by ``asked``) is the
+        victim of a cycle in the metastore's wait-for graph (:mod:`.wait_graph`); the caller
+        withdraws the request. The process's waiters share one ``show_locks`` per
+        ``LOOK_INTERVAL`` (one read after the request was made); a failed listing skips a look."""
+        now = time.monotonic()
+        read_at, rows = self._graph_rows
+        if read_at < asked or now - read_at >= wait_graph.LOOK_INTERVAL:
+            try:
+                rows = self.client.show_locks()
+            except (MetastoreUnavailable, wire.ThriftError) as e:
+                log.debug("sparklock: no deadlock check this time (%r)", e)
+                return
+            self._graph_rows = (now, rows)
+        found = wait_graph.victim_cycle(rows, lockid)
+        if found is None:
+            return
+        log.warning("sparklock: %s", found.describe())
+        edge = wait_graph.refused_edge(found)
+        raise DeadlockError(edge.obj, edge.waiter_mode.value, found.describe(), found.victim)
 
     @staticmethod
     def _odd_state(response) -> LockManagerUnavailableError:
@@ -281,7 +310,7 @@ class MetastoreLockManager(LockManager):
         known = self._known()
         rows = self._call(self.client.show_locks, mapping.metastore_database(obj), obj.table)
         rows = [r for r in rows if r.state == wire.ACQUIRED and mapping.row_object(r) == obj]
-        if explicit_only:  # another process's request counts as implicit: its type is unknown
+        if explicit_only:  # its agent info says (a Hive client's request counts as implicit)
             explicit = LockType.EXPLICIT
             rows = [r for r in rows if mapping.row_info(r, known).data.lock_type is explicit]
         infos = sorted((mapping.row_info(r, known) for r in rows), key=listing_order)
@@ -303,6 +332,28 @@ class MetastoreLockManager(LockManager):
                     f"(released when it commits or aborts): {e}"
                 ) from e
         return infos
+
+    def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
+        """Per lock, from the metastore's heartbeat: this process's requests are alive; another
+        client's is alive while its last heartbeat is younger than the metastore's lock timeout
+        and dead once it is older (its owner stopped heartbeating: the housekeeper removes it
+        soon). Unknown for a transaction's lock (heartbeated through its transaction) and for
+        a lock gone meanwhile. One ``show_locks``; compares with this host's clock."""
+        known = self._known()
+        rows = self._call(self.client.show_locks) if infos else []
+        beats = {mapping.lock_id(r): (r.lastheartbeat or 0, r.txnid or 0) for r in rows}
+        oldest = (time.time() - self.txn_timeout()) * 1000
+        out: list[bool | None] = []
+        for info in infos:
+            request = info.lock_id.partition(".")[0]
+            beat, txnid = beats.get(info.lock_id, (0, 0))
+            if request.isdigit() and int(request) in known:
+                out.append(True)
+            elif txnid or not beat:
+                out.append(None)
+            else:
+                out.append(beat >= oldest)
+        return out
 
     def lease_until(self) -> float:
         """The earliest lease deadline of the requests held (:mod:`.heartbeats`): until then

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ...locks.model import LockData, LockInfo, LockMode, LockRequest, LockState, LockType
+from ...locks.model import LockData, LockInfo, LockMode, LockRequest, LockState
 from ...locks.objects import (
     FACET_PREFIX,
     LockObject,
@@ -44,7 +44,7 @@ from ...locks.objects import (
     is_scope,
     unescape_path_name,
 )
-from . import wire
+from . import agent_info, wire
 
 S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 _TYPE_OF_MODE = {S: wire.SHARED_READ, X: wire.EXCLUSIVE}
@@ -144,20 +144,24 @@ def lock_id(row: object) -> str:
 
 def row_info(row: object, known: dict[int, tuple[LockData, str]]) -> LockInfo:
     """A SHOW LOCKS row as sparklock lists it. ``known`` has the data and owner of the requests
-    this process made (query text, IMPLICIT/EXPLICIT); others show what the metastore keeps:
-    the query id (Hive puts it in ``agentInfo``), user, host and times."""
+    this process made (query text); others show what the metastore keeps: the query id (Hive
+    puts it in ``agentInfo``; sparklock's owner, type and agent follow it there, see
+    :mod:`.agent_info`), user, host and times."""
     r = row
     mine = known.get(r.lockid)  # type: ignore[attr-defined]
     if mine is not None:
         data, owner = mine
     else:
         at = r.acquiredat or r.lastheartbeat or 0  # type: ignore[attr-defined]
+        named = agent_info.decode(r.agentInfo)  # type: ignore[attr-defined]
         data = LockData(
-            query_id=r.agentInfo or "",  # type: ignore[attr-defined]
+            query_id=named.query_id,
             lock_time_ms=int(at),
-            lock_type=LockType.IMPLICIT,
+            lock_type=named.lock_type,
             client=r.hostname or "",  # type: ignore[attr-defined]
             user=r.user or "",  # type: ignore[attr-defined]
+            agent=named.agent,
+            owner=named.owner,
         )
         owner = None
     waiting = r.state == wire.WAITING  # type: ignore[attr-defined]

@@ -45,8 +45,8 @@ class SideNodes:
         self._graph.withdraw(owner, query_id)
 
     # -- owners' lives ----------------------------------------------------------------------------
-    def _register_agent(self, agent: str) -> None:
-        self._presence.register(agent)
+    def _register_agent(self, agent: str) -> bool:
+        return self._presence.register(agent)
 
     def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
         with self.transport.errors("checking owners"):

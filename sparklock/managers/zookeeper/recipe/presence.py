@@ -7,15 +7,26 @@ the lock data's ``g=``) keeps an ephemeral node ``/<namespace>/_sparklock-owners
 holding its host, pid, agent and start time. It lives exactly as long as the ZooKeeper session
 of the process that took the locks: gone with a SIGKILL'd driver once its session expires.
 
-A lock is then *alive* when its agent's node exists, *dead* when it does not, and *unknown*
-when its data names no agent or no owner (``s=``): Hive's locks, and locks written before
-presence was registered, whose agents never published one. A server session's node stays while
-its server process lives (its explicit locks are alive as long as the server is).
+The rule never calls a living owner dead, since ``stale --apply`` removes a dead owner's locks:
+
+* *alive*: its agent's node exists;
+* *dead*: its agent's node does not exist, and the lock's data says (``p=1``) that the node
+  existed when the lock was taken: the node was there and is gone, so its ZooKeeper session
+  ended (expired, or the process left);
+* *unknown*: every other lock: no ``p=1`` (the registration had failed when the lock was
+  taken -- ZooKeeper unreachable, an ACL forbidding the node --, or it was taken by an earlier
+  version), or no agent or owner (``s=``) at all (Hive's locks).
+
+A server session's node stays while its server process lives (its explicit locks are alive as
+long as the server is).
 
 Registered on an agent's first acquisition in a ZooKeeper session (one create; later
-acquisitions cost a set lookup) and again after a session loss, in the background. A process
-that exits normally deletes its nodes on the way out (its session could outlive it by a session
-timeout), after ``explicit.onApplicationEnd`` had its say.
+acquisitions cost a set lookup) and again after a session loss, in the background. A failed
+registration is tried again at the next acquisition, but not more often than every
+:data:`RETRY_AFTER` seconds, and warned about once per outage (a WARN when it starts failing, an
+INFO when it works again), not at every statement. A process that exits normally deletes its
+nodes on the way out (its session could outlive it by a session timeout), after
+``explicit.onApplicationEnd`` had its say.
 """
 
 from __future__ import annotations
@@ -44,6 +55,8 @@ log = logging.getLogger("sparklock.zookeeper")
 
 #: Registration is best effort: it never holds an acquisition up longer than this.
 PRESENCE_TIMEOUT = 2.0
+#: After a failed registration, acquisitions skip it for this long (their locks say unknown).
+RETRY_AFTER = 10.0
 
 
 #: Every Presence that registered an agent: their nodes go when the process exits normally.
@@ -72,15 +85,22 @@ class Presence:
         self._lock = threading.Lock()
         self._agents: dict[str, int] = {}  # agent -> the session generation it is registered in
         self.started_ms = int(time.time() * 1000)
+        self._failing_since: float | None = None  # monotonic: registrations fail since then
+        self._next_try = 0.0
 
     def path_of(self, agent: str) -> str:
         return f"{self.container}/{presence_name(agent)}"
 
-    def register(self, agent: str) -> None:
-        """Make sure ``agent``'s node exists in the current session (idempotent, cheap)."""
+    def register(self, agent: str) -> bool:
+        """Make sure ``agent``'s node exists in the current session (idempotent, cheap). True
+        when it does; False when it could not be registered (the lock then says unknown)."""
         generation = self.transport.shared.generation
-        if not agent or self._agents.get(agent) == generation:
-            return
+        if not agent:
+            return False
+        if self._agents.get(agent) == generation:
+            return True
+        if time.monotonic() < self._next_try:
+            return False  # failed a moment ago: not again at every statement
         payload = json.dumps(
             {
                 "agent": agent,
@@ -95,11 +115,37 @@ class Presence:
                 lambda: self._create(agent, payload), "registering an owner", PRESENCE_TIMEOUT
             )
         except (SparkLockError, KazooException, KazooTimeoutError) as exc:
-            log.warning("sparklock: could not register owner %s as alive (%r)", agent, exc)
-            return
+            self._failed(agent, exc)
+            return False
         with self._lock:
             self._agents[agent] = generation
+            recovered, self._failing_since = self._failing_since, None
+        if recovered is not None:
+            log.info(
+                "sparklock: owner %s registered as alive again after %.0f s",
+                agent,
+                time.monotonic() - recovered,
+            )
         _LIVING.add(self)
+        return True
+
+    def _failed(self, agent: str, exc: BaseException) -> None:
+        """One WARN per outage; later failures of the same outage are DEBUG."""
+        with self._lock:
+            first = self._failing_since is None
+            if first:
+                self._failing_since = time.monotonic()
+            self._next_try = time.monotonic() + RETRY_AFTER
+        if first:
+            log.warning(
+                "sparklock: could not register owner %s as alive (%r); its locks are listed "
+                "with an unknown owner (never stale) until it can; retried at most every %.0f s",
+                agent,
+                exc,
+                RETRY_AFTER,
+            )
+        else:
+            log.debug("sparklock: owner %s still not registered (%r)", agent, exc)
 
     def leave(self) -> None:
         """Delete this process's agents' nodes now (the process is ending). Best effort."""
@@ -138,9 +184,13 @@ class Presence:
             self.register(agent)
 
     def alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
-        """Per lock: its agent's node exists (True), does not (False), or unknown (None: no
-        agent or no owner in its data: Hive's locks and older data)."""
+        """Per lock: its agent's node exists (True); it does not although the lock says it did
+        (False: gone); else unknown (None: see the module doc)."""
         checked = sorted({i.data.agent for i in infos if i.data.agent and i.data.owner})
         found = self.transport.read([data_of(self.path_of(a)) for a in checked], "checking owners")
         exists = {a: node_data(r) is not None for a, r in zip(checked, found, strict=True)}
-        return [exists.get(i.data.agent) if i.data.owner else None for i in infos]
+        out: list[bool | None] = []
+        for i in infos:
+            there = exists.get(i.data.agent) if i.data.owner else None
+            out.append(True if there else (False if there is False and i.data.presence else None))
+        return out
