@@ -55,8 +55,9 @@ final class LockAcquire {
   /**
    * Registers the execution and acquires its locks; null when the execution already holds them
    * (the caller just runs). Locks the execution took while it was optimized are returned
-   * instead, once, for this caller to run and release. Outside an execution (an internal caller) nothing is registered and
-   * the locks are taken around the call itself. A failed acquire leaves nothing registered.
+   * instead, once, for this caller to run and release. Outside an execution (an internal
+   * caller) nothing is registered and the locks are taken around the call itself. A failed
+   * acquire leaves nothing registered.
    */
   static Held acquireOnce(Context c, GuardedNode node) {
     Held held = c.executionId == null
