@@ -27,17 +27,18 @@ import scala.runtime.AbstractPartialFunction;
  * the re-load of Iceberg's tables once those locks are granted.
  *
  * <p>Early: every table of a catalog other than the session catalog, and Iceberg's tables in
- * any catalog. A v2 connector decides itself when it fixes what a statement reads (Iceberg at
- * the latest when the scan is built), so locking such a statement before its scans exist is
- * never later than the connector's choice; the session catalog's own file tables keep their
- * lock at pre-execution, where the optimized plan tells the partitions read and their files are
- * listed again after the grant.
+ * any catalog. A v2 connector fixes what a statement reads when it loads the table or builds
+ * the scan, both before the planned statement runs; before the scans are built is the last
+ * point at which the plan can still be made to read what the lock protects. The session
+ * catalog's own file tables keep their lock at pre-execution, where the optimized plan tells
+ * the partitions read and their files are listed again after the grant.
  *
- * <p>Re-loaded: a table Iceberg loaded while the statement was analysed, before it waited, holds
- * the snapshot current then (Iceberg for Spark 4.1 pins it in the loaded table and in the
- * row-level operation built from it; for 3.5 the table's metadata is read once, at load). After
- * the grant each such table is loaded again from its catalog (its cache entry dropped first) and
- * a DELETE/UPDATE/MERGE's operation is built again from the fresh table, so the scan and the
+ * <p>Re-loaded: a table Iceberg loaded while the statement was analysed, before it waited,
+ * holds the snapshot current then (Iceberg for Spark 4.1 pins it in the loaded table and in the
+ * row-level operation built from it; for 3.5 and 4.0 the table's metadata is read once, at
+ * load, and a caching catalog hands the same table out again). After the grant each such
+ * table is loaded again from its catalog (its cache entry dropped first) and a
+ * DELETE/UPDATE/MERGE's operation is built again from the fresh table, so the scan and the
  * commit's conflict check start from the snapshot the lock protects. A table read at a fixed
  * snapshot (time travel) or on another branch, or whose schema changed meanwhile, stays as it
  * was analysed.
@@ -184,8 +185,9 @@ final class SnapshotTables {
   }
 
   /**
-   * A table loaded at a fixed snapshot: time travel ({@code timeTravel}, Iceberg for Spark 4.x;
-   * {@code snapshotId}, Iceberg for 3.5). Unknown shapes count as fixed: they are left alone.
+   * A table loaded at a fixed snapshot: time travel ({@code timeTravel}, Iceberg for Spark
+   * 4.1; {@code snapshotId}, Iceberg for 3.5 and 4.0). Unknown shapes count as fixed: they are
+   * left alone.
    */
   private static boolean pinnedSnapshot(Table t) {
     for (String name : new String[] {"timeTravel", "snapshotId"}) {
