@@ -1,6 +1,7 @@
 package io.sparklock.shim;
 
 import io.sparklock.shim.guard.QueryEndListener;
+import io.sparklock.shim.hook.EarlyLockRule;
 import io.sparklock.shim.hook.ProcedureCalls;
 import io.sparklock.shim.hook.SparkLockColumnarRule;
 import io.sparklock.shim.statements.LockStatementParser;
@@ -12,7 +13,9 @@ import scala.runtime.BoxedUnit;
 /**
  * The {@code spark.sql.extensions} entry point: the lock-statement parser, the columnar rule
  * that puts {@link SparkLockExec} at the root of every top-level physical plan, and the rule that
- * turns a {@code CALL} into a command that runs (locked) as any other ({@link ProcedureCalls}).
+ * turns a {@code CALL} into a command that runs (locked) as any other ({@link ProcedureCalls}), and
+ * the optimizer rule that locks a statement of a v2 table before its scans are built
+ * ({@link EarlyLockRule}).
  */
 public class SparkLockExtensions implements Function1<SparkSessionExtensions, BoxedUnit> {
   /**
@@ -31,6 +34,8 @@ public class SparkLockExtensions implements Function1<SparkSessionExtensions, Bo
     }
     ext.injectParser((session, delegate) -> new LockStatementParser(session, delegate));
     ProcedureCalls.register(ext); // CALL: locked before its procedure runs (Spark 4.0+)
+    // v2 tables (Iceberg): locked while optimized, before their scans fix a snapshot
+    ext.injectPreCBORule(session -> new EarlyLockRule(session));
     ext.injectColumnar(session -> {
       QueryEndListener.register(session.sparkContext());
       return new SparkLockColumnarRule();

@@ -37,6 +37,15 @@ final class HeldExecutions {
     volatile int lockCount;
     volatile long waitedNs = -1; // -1: no call into Python was made
     volatile long grantedAtNanos;
+    /**
+     * Taken while Spark optimized the execution ({@link PlanningLocks}), before its scans were
+     * built: the execution's lock node claims it (runs and releases it) instead of acquiring.
+     */
+    volatile boolean whilePlanning;
+
+    final AtomicBoolean claimed = new AtomicBoolean(false);
+    /** The early acquisition's refusal: the execution's later planning attempts fail with it. */
+    volatile RuntimeException refusal;
 
     Held(String executionId, String rootExecutionId) {
       this.executionId = executionId;
@@ -61,6 +70,26 @@ final class HeldExecutions {
    */
   static boolean register(Held held) {
     return held.executionId == null || HELD.putIfAbsent(held.executionId, held) == null;
+  }
+
+  /** What the execution has registered, or null. */
+  static Held get(String executionId) {
+    return executionId == null ? null : HELD.get(executionId);
+  }
+
+  /**
+   * The locks the execution took while it was planned, for its lock node to run and release
+   * (once: a second node of the same execution just runs); null when there are none to claim.
+   */
+  static Held claimPlanned(String executionId) {
+    Held h = get(executionId);
+    if (h == null || !h.whilePlanning || !h.claimed.compareAndSet(false, true)) {
+      return null;
+    }
+    if (h.refusal != null) {
+      throw h.refusal;
+    }
+    return h;
   }
 
   /** Forgets {@code held} (only itself: a later execution with the same id stays). */

@@ -54,15 +54,22 @@ final class LockAcquire {
 
   /**
    * Registers the execution and acquires its locks; null when the execution already holds them
-   * (the caller just runs). Outside an execution (an internal caller) nothing is registered and
-   * the locks are taken around the call itself. A failed acquire leaves nothing registered.
+   * (the caller just runs). Locks the execution took while it was optimized are returned
+   * instead, once, for this caller to run and release. Outside an execution (an internal
+   * caller) nothing is registered and the locks are taken around the call itself. A failed
+   * acquire leaves nothing registered.
    */
   static Held acquireOnce(Context c, GuardedNode node) {
     Held held = c.executionId == null
         ? new Held(null, null)
         : new Held(c.executionId, c.rootExecutionId);
     if (!HeldExecutions.register(held)) {
-      return null;
+      // Taken while the plan was optimized (before its scans were built): run those.
+      Held planned = HeldExecutions.claimPlanned(c.executionId);
+      if (planned != null) {
+        node.recordLockWait(planned.waitedNs, planned.executionId);
+      }
+      return planned;
     }
     try {
       acquire(node.sparkContext(), node, held, facts(c, node, held));
@@ -169,6 +176,25 @@ final class LockAcquire {
     } finally {
       StatementHooks.factsExtracted(start);
     }
+  }
+
+  /**
+   * The facts of an execution being optimized: its analysed plan stands for the optimized one,
+   * which does not exist yet (so reads of catalog-partitioned file tables are not pruned).
+   */
+  static Facts planningFacts(QueryExecution qe, SparkContext sc, Held held) {
+    LogicalPlan analyzed = qe.analyzed();
+    String sql = FactsExtractor.sqlText(qe.logical());
+    if (sql == null) {
+      sql = FactsExtractor.sqlText(analyzed);
+    }
+    if (sql == null) {
+      sql = sc.getLocalProperty("spark.job.description");
+    }
+    Facts facts = FactsExtractor.checkedFacts(
+        qe.sparkSession(), analyzed, analyzed, held.executionId, held.rootExecutionId, sql,
+        HeldExecutions.enclosingHandles(held, AnalysisTimeLocks.current()));
+    return withCaller(facts, qe.sparkSession(), sc);
   }
 
   private static Facts extractFacts(Context c, GuardedNode node, Held held) {

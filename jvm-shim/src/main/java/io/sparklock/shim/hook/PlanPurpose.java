@@ -1,6 +1,7 @@
 package io.sparklock.shim.hook;
 
 import java.util.Set;
+import org.apache.spark.SparkContext;
 import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.execution.SQLExecution;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -41,17 +42,32 @@ final class PlanPurpose {
    * it prints (a statement it runs meanwhile has an execution id of its own).
    */
   static boolean printedByExplain(SparkPlan plan) {
-    String id = plan.sparkContext().getLocalProperty(SQLExecution.EXECUTION_ID_KEY());
-    if (id == null) {
-      return false;
-    }
-    QueryExecution running;
-    try {
-      running = SQLExecution.getQueryExecution(Long.parseLong(id));
-    } catch (NumberFormatException e) {
-      return false;
-    }
+    QueryExecution running = running(plan.sparkContext());
     return running != null && running.logical() instanceof ExplainCommand;
+  }
+
+  /**
+   * A plan is being optimized inside an execution that runs it as a statement: an execution id
+   * is set on the thread, and the execution is neither an EXPLAIN (it prints the plan) nor one
+   * of sparklock's own statements (EXPLAIN LOCKS analyses what it explains, and runs nothing).
+   */
+  static boolean optimizedToRun(SparkContext sc) {
+    QueryExecution running = running(sc);
+    return running != null
+        && !(running.logical() instanceof ExplainCommand)
+        && !SparkLockColumnarRule.InsertLockRoot.isOwnStatement(running.logical());
+  }
+
+  private static QueryExecution running(SparkContext sc) {
+    String id = sc.getLocalProperty(SQLExecution.EXECUTION_ID_KEY());
+    if (id == null) {
+      return null;
+    }
+    try {
+      return SQLExecution.getQueryExecution(Long.parseLong(id));
+    } catch (NumberFormatException e) {
+      return null;
+    }
   }
 
   /** Planned by the cache manager (caching or re-caching a plan's data). */
