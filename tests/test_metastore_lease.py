@@ -5,9 +5,9 @@ cover what it did not send), and the nemesis: a writer whose Python stalls past
 data; ``tests/support/metastore_nemesis.py``).
 
 Each nemesis trial must leave the data holding B's complete batch and nothing of A's, and A's
-statement failing with ``LOCKS_LOST``. One trial per fault; ``SPARKLOCK_NEMESIS_TRIALS=N`` runs N. The
-fence lead (the metastore's expiry of A's request minus A's JVM fence) is printed, and must be
-positive: the JVM stopped before anyone else could be granted the lock.
+statement failing with ``LOCKS_LOST``. One trial per fault; ``SPARKLOCK_NEMESIS_TRIALS=N`` runs
+N. The fence lead (the metastore's expiry of A's request minus A's JVM fence) is printed, and
+must be positive: the JVM stopped before anyone else could be granted the lock.
 """
 
 from __future__ import annotations
