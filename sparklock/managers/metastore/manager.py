@@ -74,10 +74,10 @@ class MetastoreLockManager(LockManager):
     def txn_timeout(self) -> float:
         """The metastore's lock timeout: configured, else asked once from the metastore."""
         if self._txn_timeout is None:
-            raw = self._call(self.client.config_value, "metastore.txn.timeout", "300s")
             try:
+                raw = self._call(self.client.config_value, "metastore.txn.timeout", "300s")
                 timeout = parse_hive_time(raw)
-            except ValueError as e:
+            except (ValueError, wire.ThriftError) as e:  # unreadable, or the call refused
                 raise LockManagerUnavailableError(f"{e}; set {TXN_TIMEOUT}") from e
             self.metastore.timing(timeout)  # ConfigError: a margin this timeout cannot keep
             self._txn_timeout = timeout
