@@ -90,7 +90,7 @@ def test_python_paused_past_the_txn_timeout(hive_metastore, writers, tmp_path):
     trials = []
     for k in range(nemesis.trials()):
         path = tmp_path / str(k) / "target"
-        a_cmd = mn.overwrite(path, "A", nemesis.A_ROWS, mn.A_SECONDS)
+        a_cmd = mn.overwrite(path, "A", mn.A_ROWS, mn.A_SECONDS)
         b_cmd = mn.overwrite(path, "B", nemesis.B_ROWS)
         watch = mn.RequestWatch(hive_metastore.uri)
         trials.append(mn.paused_trial("metastore-python-paused", a, b, path, a_cmd, b_cmd, watch))
@@ -116,7 +116,7 @@ def test_statement_under_lock_database_is_fenced(hive_metastore, writers, tmp_pa
         watch = mn.RequestWatch(hive_metastore.uri)  # A's requests: its LOCK DATABASE's too
         answer = a.sql(f"LOCK DATABASE {db} EXCLUSIVE")
         assert answer["ok"], answer
-        a_cmd = mn.insert_overwrite(f"{db}.t", "A", nemesis.A_ROWS, mn.A_SECONDS)
+        a_cmd = mn.insert_overwrite(f"{db}.t", "A", mn.A_ROWS, mn.A_SECONDS)
         b_cmd = mn.insert_overwrite(f"{db}.t", "B", nemesis.B_ROWS)
         fault = "metastore-lock-database"
         trials.append(mn.paused_trial(fault, a, b, path, a_cmd, b_cmd, watch))

@@ -20,10 +20,16 @@ from sparklock.managers.metastore.client import MetastoreClient
 from tests.support import nemesis
 from tests.support.driver import Driver
 
-#: A's seconds per row: its job (2 waves of 2 rows per task) runs 20 s, longer than the
-#: metastore needs to expire a request whose heartbeats stopped (at most timeout + interval/3
-#: + the housekeeper's 1 s), so that unfenced, A's commit would come after B's.
-A_SECONDS = 5.0
+#: A's rows, one per task, ``A_SECONDS`` each: on 2 cores its job runs 5 waves of 5 s, well
+#: past the metastore's expiry of a request whose heartbeats stopped (at most timeout +
+#: interval + the housekeeper's 1 s after the stop, 14.4 s here) and B's overwrite after it.
+#: Unfenced, A's last waves start after B's commit (B's overwrite deleted what A's earlier tasks
+#: had staged) and A's job commit publishes them next to B's batch: the issue's violation.
+A_ROWS, A_SECONDS = 10, 5.0
+#: How long A's job runs unfenced; A continues this much later (a few seconds more: once
+#: continued, A's Python would fence what still runs, hiding the JVM's part).
+A_JOB = A_ROWS / 2 * A_SECONDS
+A_RESUME = A_JOB + 8.0
 #: Queue for up to 60 s (B waits behind A's lock until the metastore expires it).
 PATIENT = {"spark.sparklock.lock.numRetries": "600", "spark.sparklock.lock.retryInterval": "100ms"}
 
@@ -41,6 +47,9 @@ def start(uri: str, work: Path) -> tuple[Driver, Driver]:
         for n in ("a", "b")
     ]
     a, b = nemesis.start_drivers(specs)
+    for d in (a, b):  # a first write warmed up: B's overwrite in a trial takes seconds, not ten
+        answer = d.send(overwrite(work / f"warm-{id(d)}", "W", 2), 120)
+        assert answer.get("ok"), answer
     return a, b
 
 
@@ -101,7 +110,7 @@ def paused_trial(
         if not watch.wait_gone():
             raise AssertionError(f"the metastore did not expire A's requests {watch.mine}")
         b_answer = b.send(b_cmd, 120)
-        time.sleep(max(0.0, started + 2 * 2 * A_SECONDS + 1.0 - time.monotonic()))
+        time.sleep(max(0.0, started + A_RESUME - time.monotonic()))
         nemesis.continue_python(a)
         a_answer = a.next(120)
         fences = a.send({"op": "fences"}, 60)["fences"]
@@ -125,14 +134,14 @@ def overwrite(path: Path, batch: str, rows: int, seconds: float = 0.0) -> dict:
         "path": str(path),
         "batch": batch,
         "rows": rows,
-        "tasks": nemesis.A_TASKS if seconds else 2,
+        "tasks": rows if seconds else 2,
         "seconds": seconds,
     }
 
 
 def insert_overwrite(table: str, batch: str, rows: int, seconds: float = 0.0) -> dict:
     """The driver command ``INSERT OVERWRITE`` of ``table`` (columns ``batch``, ``id``)."""
-    parts = nemesis.A_TASKS if seconds else 2
+    parts = rows if seconds else 2
     sql = (
         f"INSERT OVERWRITE TABLE {table} SELECT '{batch}' AS batch, "
         f"slow(CAST(id AS INT), {seconds}) AS id FROM range(0, {rows}, 1, {parts})"
