@@ -8,10 +8,14 @@ import threading
 import time
 
 import pytest
+from kazoo.client import KazooClient
 
 from sparklock.config import SparkLockConfig
 from sparklock.errors import ConfigError
+from sparklock.locks.model import LockMode, LockRequest
+from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
+from tests.support.lease_faults import wait_until
 from tests.support.tcp_proxy import TcpProxy
 from tests.support.zk_tree import inspecting
 
@@ -91,3 +95,26 @@ def test_lease_lapses_before_the_server_expires_the_session(zk_server, zk_namesp
                 f"expired the session {(gone_at[0] - cut_at) / 1e6:.0f} ms after it"
             )
             assert deadline <= gone_at[0] - margin * 1e9 * 0.9
+
+
+def test_a_grant_is_bound_to_the_session_it_was_taken_in(zk_server, zk_namespace):
+    """Locks taken in session 1; session 1 expired for real and session 2 started before the
+    statement is bound: it gets session 1's lease, already lapsed, never session 2's fresh one
+    (its ephemeral locks died with session 1), and its set is lost."""
+    with ZooKeeperLockManager.connect(
+        zk_server.address, zk_namespace, session_timeout=4.0
+    ) as manager:
+        request = LockRequest(LockObject.of_table("default", "bound"), LockMode.EXCLUSIVE)
+        held = manager.acquire([request], owner="s1", query_id="bound-q")
+        first = manager.session_id
+        assert first and held.lease_epoch == first
+        assert manager.held_lease(held)[0] == first
+        session_id, password = manager.shared_client.client.client_id
+        thief = KazooClient(hosts=zk_server.address, client_id=(session_id, password))
+        thief.start(10)  # resumes session 1 and closes it: expired for real
+        thief.stop()
+        thief.close()
+        wait_until(lambda: manager.lease_term()[0] not in (0, first), 20, "a second session")
+        epoch, deadline = manager.held_lease(held)
+        assert epoch == first and deadline <= time.monotonic_ns()
+        assert held.lost

@@ -61,3 +61,24 @@ def test_settings_need_no_thrift():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_lease_margin_is_checked_against_the_txn_timeout():
+    """The margin is the JVM's whole time to fence before the metastore could expire a request,
+    so it has a floor (a tenth of the timeout); and it must leave the lease running past the
+    next heartbeat, or a healthy driver would fence itself."""
+    timeout = {"spark.sparklock.metastore.txnTimeout": "10s"}
+    margin = "spark.sparklock.metastore.leaseMargin"
+    assert MetastoreSettings.from_conf(timeout).timing(10.0) == (10 / 3, 1.0)
+    assert MetastoreSettings.from_conf({**timeout, margin: "6s"}).lease_margin == 6.0
+    for bad in ("999ms", "6700ms"):
+        with pytest.raises(ConfigError) as err:
+            MetastoreSettings.from_conf({**timeout, margin: bad})
+        text = str(err.value)
+        assert margin in text and "at least txnTimeout/10 (1s)" in text, text
+    interval = "spark.sparklock.metastore.heartbeatInterval"
+    with pytest.raises(ConfigError, match="heartbeatInterval"):
+        MetastoreSettings.from_conf({**timeout, interval: "9500ms"})
+    # the metastore's own timeout, asked at session start, is checked the same way
+    with pytest.raises(ConfigError, match="leaseMargin"):
+        MetastoreSettings.from_conf({margin: "20s"}).timing(300.0 / 20)

@@ -294,6 +294,20 @@ class LockManager(ABC):
         backend that fences from Python only). Default: None."""
         return None
 
+    def held_lease(self, held: HeldLocks) -> tuple[int, int] | None:
+        """The lease the JVM binds ``held``'s statement to: the term of the epoch it was
+        granted under (``held.lease_epoch``). A set granted under an epoch that has ended
+        meanwhile (a session expired between the grant and now) gets that epoch with a
+        deadline already passed, and is marked lost: it must not live under a later epoch.
+        Default: :meth:`lease_term` when it is the set's epoch."""
+        term = self.lease_term()
+        if term is None or held.lease_epoch is None or term[0] == held.lease_epoch:
+            return term
+        held.mark_lost(
+            f"the session it was granted in ({held.lease_epoch:#x}) ended before it started"
+        )
+        return (held.lease_epoch, 0)
+
     def watch_lease(self, listener: Callable[[int, int], None]) -> None:
         """Call ``listener(epoch, deadline)`` at every renewal of :meth:`lease_term` (on a
         connection thread: it must not block; idempotent). Default: nothing renews."""

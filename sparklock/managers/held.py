@@ -52,6 +52,9 @@ class HeldLocks:
     #: The objects held EXCLUSIVE, when the manager noted them while taking the set (None: read
     #: them from ``locks``); see :meth:`exclusive_objects`.
     exclusive: list[LockObject] | None = field(default=None, repr=False)
+    #: The lease the set was granted under (a ZooKeeper session id, a metastore term), noted
+    #: by the manager at the grant: the JVM binds the statement to it, never to a later one.
+    lease_epoch: int | None = None
     _lost_callbacks: list[Callable[[HeldLocks], None]] = field(default_factory=list, repr=False)
 
     @property

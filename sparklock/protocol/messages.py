@@ -80,7 +80,8 @@ class Acquired:
     is this side's, the JVM only reads this answer), for the JVM's metrics and listener events
     how many locks were granted and how long getting them took, and the write epochs of the
     tables read, taken after the grant (None: re-list all of them). ``lease_epoch``/
-    ``lease_until_ns``: the ZooKeeper session the locks belong to and until when
+    ``lease_until_ns``: the lease the locks were granted under (a ZooKeeper session id, a
+    metastore statement's negative term id) and until when
     (``time.monotonic_ns()``) they are certainly held: the JVM fences the statement on its own
     once that passes (None: locks that cannot lapse)."""
 

@@ -88,8 +88,7 @@ class LockService:
         #: Told of every LOCK TABLE grant (session, held, config): sparklock.servers uses it to
         #: release a closed session's explicit locks.
         self._explicit_observer: Callable[[str, HeldLocks, SparkLockConfig], None] | None = None
-        #: Told of every renewal of a lease a grant lives under (the Spark side pushes them to
-        #: the JVM, which fences on its own when they stop).
+        #: Told of every renewal of a granted lease (pushed to the JVM, which fences on its own).
         self._lease_watchers: list[Callable[[int, int], None]] = []
 
     # -- implicit (statement) locks -----------------------------------------------------------
@@ -102,6 +101,8 @@ class LockService:
         handle, held = self._take(facts, config)
         epochs = self._read_epochs(facts, config) if config.refresh_listing else None
         term = self._lease(held)
+        if held is not None and held.lost:  # that lease ended before the statement started
+            self.release(handle)  # raises LOCKS_LOST
         return Acquired(
             handle=handle,
             refresh_listing=config.refresh_listing,
@@ -117,15 +118,14 @@ class LockService:
         return self._take(facts, config_of(facts.conf))[0]
 
     def add_lease_watcher(self, watcher: Callable[[int, int], None]) -> None:
-        """``watcher(epoch, deadline_ns)`` at every renewal of a granted statement's lease
-        (on a connection thread: it must not block)."""
+        """``watcher(epoch, deadline_ns)`` at each renewal of a granted lease (must not block)."""
         if watcher not in self._lease_watchers:
             self._lease_watchers.append(watcher)
 
     def _lease(self, held: HeldLocks | None) -> tuple[int, int] | None:
-        """The lease ``held`` lives under (None: none the JVM enforces), watched from now on."""
+        """The lease ``held`` was granted in (None: none the JVM enforces), watched from now on."""
         manager = held.manager if held is not None else None
-        term = manager.lease_term() if manager is not None else None
+        term = manager.held_lease(held) if manager is not None else None
         if term is not None:
             for watcher in self._lease_watchers:
                 manager.watch_lease(watcher)

@@ -17,11 +17,15 @@ log = logging.getLogger("sparklock")
 
 #: Seconds between two pushes to the JVM (renewals in between are merged into the newest).
 MIN_INTERVAL = 0.2
+#: Epochs whose deadline is this far behind are forgotten (the metastore manager makes one per
+#: statement; the JVM forgets them after as long).
+FORGET_NS = 600 * 10**9
 
 
 class LeasePusher:
     """The newest deadline per epoch (a process may hold several ZooKeeper sessions: other
-    quorums, timeouts or credentials) and the thread that hands them to the JVM."""
+    quorums, timeouts or credentials; the metastore manager has one per granted statement) and
+    the thread that hands them to the JVM."""
 
     def __init__(self) -> None:
         self._newest: dict[int, int] = {}
@@ -50,8 +54,12 @@ class LeasePusher:
         while True:
             self._wake.wait()
             self._wake.clear()
+            old = time.monotonic_ns() - FORGET_NS
             for epoch, deadline in list(self._newest.items()):
-                if pushed.get(epoch) != deadline and _push(epoch, deadline):
+                if deadline < old:  # long lapsed: no statement is bound to it any more
+                    self._newest.pop(epoch, None)
+                    pushed.pop(epoch, None)
+                elif pushed.get(epoch) != deadline and _push(epoch, deadline):
                     pushed[epoch] = deadline
                     self.pushes += 1
             time.sleep(MIN_INTERVAL)  # renewals meanwhile: the newest go with the next push

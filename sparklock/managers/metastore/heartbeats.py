@@ -10,10 +10,17 @@ answered (metastore down, network cut, process paused) before the metastore can 
 The send time, not the answer time: the metastore stamped the heartbeat somewhere in between,
 so its expiry is never earlier than that. Fencing is ``HeldLocks.mark_lost``: the statement's
 next check fails instead of writing without its locks.
+
+The driver's JVM enforces the same deadline on its own (jvm-shim ``lease.Lease``), so that a
+stalled Python, which sends no heartbeat and fences nothing, cannot leave the JVM writing. A
+granted set gets a *term*: an epoch of its own and the requests it lives under (its own, and the
+session's LOCK TABLE requests that cover what it did not send); the term's deadline is the
+earliest of theirs, pushed to the listeners (the JVM) whenever one of them is renewed.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -25,6 +32,22 @@ from . import wire
 from .client import MetastoreClient
 
 log = logging.getLogger("sparklock")
+
+#: ``listener(epoch, deadline_ns)``: a term renewed (on the heartbeat thread: must not block).
+TermListener = Callable[[int, int], None]
+
+#: Term epochs, process-wide and negative: two managers (two metastores) never share one, and
+#: none is a ZooKeeper session id (positive, or far below these for server ids above 127).
+_epochs = itertools.count(1)
+
+
+@dataclass(eq=False)
+class Term:
+    """The lease a granted set lives under, as the JVM sees it: the requests it depends on."""
+
+    epoch: int
+    lockids: tuple[int, ...]
+    held: HeldLocks
 
 
 @dataclass(eq=False)
@@ -53,6 +76,8 @@ class Heartbeats:
         self._interval = interval
         self._margin = margin
         self._leases: dict[int, Lease] = {}
+        self._terms: dict[int, Term] = {}
+        self._listeners: list[TermListener] = []
         self._guard = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -101,12 +126,74 @@ class Heartbeats:
             held.mark_lost(reason)
 
     def remove(self, lockid: int) -> None:
+        """Request ``lockid`` is no longer kept alive (released, withdrawn, unlocked): statements
+        that ran under it as their LOCK TABLE lock are no longer protected by it."""
         with self._guard:
-            self._leases.pop(lockid, None)
+            lease = self._leases.pop(lockid, None)
+            dependents = self._dependents(lockid, lease.held if lease else None)
+        for held in dependents:
+            held.mark_lost(f"the LOCK TABLE lock it ran under (metastore request {lockid}) ended")
 
     def lease(self, lockid: int) -> Lease | None:
         with self._guard:
             return self._leases.get(lockid)
+
+    # -- terms (the JVM's view) -------------------------------------------------------------
+    def open_term(self, held: HeldLocks, lockids: tuple[int, ...]) -> int:
+        """``held`` was granted and lives under the requests ``lockids``: its epoch."""
+        term = Term(-next(_epochs), tuple(dict.fromkeys(lockids)), held)
+        with self._guard:
+            self._terms[term.epoch] = term
+        return term.epoch
+
+    def term(self, epoch: int) -> tuple[int, int] | None:
+        """``(epoch, deadline ns)`` of a term; a deadline already passed when a request it lives
+        under is no longer kept alive (lost, released); None for an unknown epoch."""
+        with self._guard:
+            term = self._terms.get(epoch)
+            if term is None:
+                return None
+            return epoch, self._term_deadline(term)
+
+    def close_term(self, epoch: int | None) -> None:
+        """The set was released: its term is no longer renewed."""
+        if epoch is not None:
+            with self._guard:
+                self._terms.pop(epoch, None)
+
+    def add_listener(self, listener: TermListener) -> None:
+        with self._guard:
+            if listener not in self._listeners:
+                self._listeners.append(listener)
+
+    def _term_deadline(self, term: Term) -> int:
+        """The earliest deadline of the term's requests (ns); 0 when one is gone (guarded)."""
+        leases = [self._leases.get(lockid) for lockid in term.lockids]
+        if not leases or any(x is None or x.lost for x in leases):
+            return 0
+        return int(min(self.deadline(x) for x in leases if x is not None) * 1e9)
+
+    def _renewed(self, lockid: int) -> None:
+        """An answered heartbeat of ``lockid``: the terms living under it move on."""
+        with self._guard:
+            renewed = [
+                (t.epoch, self._term_deadline(t))
+                for t in self._terms.values()
+                if lockid in t.lockids
+            ]
+            listeners = list(self._listeners)
+        for epoch, deadline in renewed:
+            if not deadline:
+                continue
+            for listener in listeners:
+                try:
+                    listener(epoch, deadline)
+                except Exception:  # a listener must never stop the heartbeats
+                    log.exception("sparklock: lease listener failed")
+
+    def _dependents(self, lockid: int, held: HeldLocks | None) -> list[HeldLocks]:
+        """Sets other than ``held`` living under request ``lockid`` (guarded)."""
+        return [t.held for t in self._terms.values() if lockid in t.lockids and t.held is not held]
 
     def _start(self) -> None:
         for name, target in (("heartbeat", self._send_loop), ("lease", self._watch_loop)):
@@ -137,6 +224,7 @@ class Heartbeats:
             log.warning("sparklock: heartbeat of metastore lock %s failed: %s", lease.lockid, e)
         else:
             lease.answered = max(lease.answered, sent)
+            self._renewed(lease.lockid)
 
     def _watch_loop(self) -> None:
         while not self._stop.wait(min(self.margin / 2, 0.5)):
@@ -159,5 +247,6 @@ class Heartbeats:
             del self._leases[lease.lockid]
             lease.lost = reason
             held = lease.held
-        if held is not None:
-            held.mark_lost(reason)
+            dependents = self._dependents(lease.lockid, held)
+        for h in ([held] if held is not None else []) + dependents:
+            h.mark_lost(reason)

@@ -78,12 +78,19 @@ class MetastoreLockManager(LockManager):
     def txn_timeout(self) -> float:
         """The metastore's lock timeout: configured, else asked once from the metastore."""
         if self._txn_timeout is None:
-            raw = self._call(self.client.config_value, "metastore.txn.timeout", "300s")
             try:
-                self._txn_timeout = parse_hive_time(raw)
-            except ValueError as e:
+                raw = self._call(self.client.config_value, "metastore.txn.timeout", "300s")
+                timeout = parse_hive_time(raw)
+            except (ValueError, wire.ThriftError) as e:  # unreadable, or the call refused
                 raise LockManagerUnavailableError(f"{e}; set {TXN_TIMEOUT}") from e
+            self.metastore.timing(timeout)  # ConfigError: a margin this timeout cannot keep
+            self._txn_timeout = timeout
         return self._txn_timeout
+
+    def check_reachable(self) -> None:
+        """At session start: the metastore answers, and its lock timeout leaves the lease a
+        valid margin (asked once, as the first lock would)."""
+        self.txn_timeout()
 
     @staticmethod
     def _call(fn: Callable, *args, **kwargs):
@@ -93,18 +100,32 @@ class MetastoreLockManager(LockManager):
             raise LockManagerUnavailableError(f"Hive metastore: {e}") from e
 
     # -- asking ------------------------------------------------------------------------------
-    def _sent(self, lock_set: Sequence[LockRequest], owner: str) -> list[LockRequest]:
+    def _sent(
+        self, lock_set: Sequence[LockRequest], owner: str
+    ) -> tuple[list[LockRequest], tuple[int, ...]]:
         """What to ask for: the set as the metastore's rule needs it, less what the owner's own
-        locks (its LOCK TABLE locks, its enclosing execution's) already keep others off."""
+        locks (its LOCK TABLE locks, its enclosing execution's) already keep others off; and the
+        requests of those own locks the statement then lives under (its lease depends on them)."""
         own_ids = getattr(owner, "own_locks", frozenset())
-        own: list[tuple[LockObject, LockMode]] = []
+        own: list[tuple[LockObject, LockMode, int]] = []
         with self._guard:
             for lockid, mine in self._mine.items():
                 explicit = mine.owner == owner and mine.data.lock_type is LockType.EXPLICIT
                 for i, r in enumerate(mine.sent, 1):
                     if explicit or f"{lockid}.{i}" in own_ids:
-                        own.append((r.obj, r.mode))
-        return [r for r in mapping.sent_requests(lock_set) if not mapping.covered(r, own)]
+                        own.append((r.obj, r.mode, lockid))
+        wanted = mapping.sent_requests(lock_set)
+        if not own:
+            return wanted, ()
+        sent: list[LockRequest] = []
+        under: list[int] = []
+        for r in wanted:
+            by = next((k for obj, mode, k in own if mapping.covered(r, [(obj, mode)])), None)
+            if by is None:
+                sent.append(r)
+            elif by not in under:
+                under.append(by)
+        return sent, tuple(under)
 
     def _request(self, sent: list[LockRequest], data: LockData, owner: str) -> object:
         """One ``lock`` call; the request is heartbeated from the moment it exists."""
@@ -123,7 +144,16 @@ class MetastoreLockManager(LockManager):
         self.heartbeats.add(response.lockid, started)
         return response
 
-    def _held(self, lockid: int | None, sent: list[LockRequest], data: LockData, owner: str):
+    def _held(
+        self,
+        lockid: int | None,
+        sent: list[LockRequest],
+        data: LockData,
+        owner: str,
+        under: tuple[int, ...] = (),
+    ) -> HeldLocks:
+        """The granted set; its lease term lives under its own request and ``under`` (the own
+        LOCK TABLE requests covering what it did not send)."""
         locks = [
             LockInfo.granted(r.obj, r.mode, data, f"{lockid}.{i}", owner)
             for i, r in enumerate(sent, 1)
@@ -135,6 +165,9 @@ class MetastoreLockManager(LockManager):
         )  # fmt: skip
         if lockid is not None:
             self.heartbeats.attach(lockid, held)
+        if data.lock_type is LockType.IMPLICIT:  # statements: what the JVM fences
+            own = (lockid,) if lockid is not None else ()
+            held.lease_epoch = self.heartbeats.open_term(held, own + under)
         return held
 
     def _withdraw(self, lockid: int) -> None:
@@ -165,14 +198,14 @@ class MetastoreLockManager(LockManager):
 
     # -- policies -----------------------------------------------------------------------------
     def _attempt(self, lock_set, data, owner) -> HeldLocks | Refusal:
-        sent = self._sent(lock_set, owner)
+        sent, under = self._sent(lock_set, owner)
         if not sent:
-            return self._held(None, sent, data, owner)
+            return self._held(None, sent, data, owner, under)
         if data.wait_since_ms:  # a later attempt: its locks are taken now
             data = dataclasses.replace(data, lock_time_ms=int(time.time() * 1000))
         response = self._request(sent, data, owner)
         if response.state == wire.ACQUIRED:
-            return self._held(response.lockid, sent, data, owner)
+            return self._held(response.lockid, sent, data, owner, under)
         try:
             if response.state != wire.WAITING:
                 raise self._odd_state(response)
@@ -181,9 +214,9 @@ class MetastoreLockManager(LockManager):
             self._withdraw(response.lockid)
 
     def _acquire_queued(self, lock_set, data, owner, settings, cancel, waiter) -> HeldLocks:
-        sent = self._sent(lock_set, owner)
+        sent, under = self._sent(lock_set, owner)
         if not sent:
-            return self._held(None, sent, data, owner)
+            return self._held(None, sent, data, owner, under)
         deadline = time.monotonic() + settings.budget
         response = self._request(sent, data, owner)
         asked = time.monotonic()  # a listing read from now on has this request in it
@@ -226,7 +259,7 @@ class MetastoreLockManager(LockManager):
             with self._guard:
                 if lockid in self._mine:
                     self._mine[lockid].data = data
-        return self._held(lockid, sent, data, owner)
+        return self._held(lockid, sent, data, owner, under)
 
     def _give_up_if_victim(self, lockid: int, asked: float) -> None:
         """Raise :class:`DeadlockError` if waiting request ``lockid`` (made by ``asked``) is the
@@ -261,6 +294,7 @@ class MetastoreLockManager(LockManager):
     def release(self, held: HeldLocks) -> None:
         if held.released:
             return
+        self.heartbeats.close_term(held.lease_epoch)
         failed: list[str] = []
         for lockid in held.handles:
             self.heartbeats.remove(lockid)
@@ -359,6 +393,21 @@ class MetastoreLockManager(LockManager):
         """The earliest lease deadline of the requests held (:mod:`.heartbeats`): until then
         none of them can have been expired by the metastore."""
         return self.heartbeats.lease_until()
+
+    def held_lease(self, held: HeldLocks) -> tuple[int, int] | None:
+        """The term of ``held`` (:mod:`.heartbeats`): its own epoch, until the earliest deadline
+        of the requests it lives under; a deadline already passed when one of them is gone,
+        which fails the statement with LOCKS_LOST before it starts."""
+        if held.lease_epoch is None:
+            return None
+        term = self.heartbeats.term(held.lease_epoch)
+        if term is None or not term[1]:
+            held.mark_lost("a metastore lock request it lives under was lost before it started")
+            return (held.lease_epoch, 0)
+        return term
+
+    def watch_lease(self, listener: Callable[[int, int], None]) -> None:
+        self.heartbeats.add_listener(listener)
 
     def close(self) -> None:
         self.heartbeats.close()

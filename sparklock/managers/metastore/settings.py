@@ -38,7 +38,8 @@ KEYS: dict[str, tuple[str, str]] = {
     LEASE_MARGIN: (
         "",
         "How long before the metastore could expire unheartbeated locks a statement fences "
-        "itself. Default: txnTimeout / 10, at least 1s.",
+        "itself (the driver's JVM too, on its own). Default: txnTimeout / 10, at least 1s. "
+        "Must be at least txnTimeout / 10 and below txnTimeout - heartbeatInterval.",
     ),
     CHECK_INTERVAL: (
         "250ms",
@@ -80,7 +81,7 @@ class MetastoreSettings:
                 raise ConfigError(key, raw, DURATION_ACCEPTS + ", greater than 0")
             return seconds
 
-        return cls(
+        settings = cls(
             uris=uris,
             socket_timeout=duration(SOCKET_TIMEOUT, optional=False) or 20.0,
             txn_timeout=duration(TXN_TIMEOUT, optional=True),
@@ -88,6 +89,31 @@ class MetastoreSettings:
             lease_margin=duration(LEASE_MARGIN, optional=True),
             check_interval=duration(CHECK_INTERVAL, optional=False) or 0.25,
         )
+        if settings.txn_timeout is not None:
+            settings.timing(settings.txn_timeout)
+        return settings
+
+    def timing(self, txn_timeout: float) -> tuple[float, float]:
+        """``(heartbeat interval, lease margin)`` under the metastore's ``txn_timeout``, checked:
+        the margin is all the time the JVM has to fence (its watchdog's wake-up, cancelling the
+        jobs, a commit already past its check) before the metastore could expire the locks, so
+        it has a floor that scales with the timeout; and it must leave the lease running past
+        the next heartbeat of a healthy connection, or every statement would be fenced."""
+        interval = self.heartbeat_interval or txn_timeout / 3
+        margin = self.lease_margin if self.lease_margin is not None else max(1.0, txn_timeout / 10)
+        floor, ceiling = txn_timeout / 10, txn_timeout - interval
+        if not floor <= margin < ceiling:
+            key = LEASE_MARGIN if self.lease_margin is not None else HEARTBEAT_INTERVAL
+            value = self.lease_margin if self.lease_margin is not None else interval
+            raise ConfigError(
+                key,
+                f"{value:g}s",
+                f"a lease margin (now {margin:g}s) of at least txnTimeout/10 ({floor:g}s) and "
+                f"below txnTimeout - heartbeatInterval ({ceiling:g}s), with the metastore's "
+                f"txnTimeout {txn_timeout:g}s",
+                checked=True,
+            )
+        return interval, margin
 
 
 def parse_uris(uris: str | Sequence[str]) -> list[tuple[str, int]]:

@@ -167,6 +167,10 @@ class ZooKeeperLockManager(SideNodes, LockManager):
         )
         if data.lock_type is LockType.EXPLICIT:
             return held  # persistent nodes: a session loss does not take them
+        # The lease's session is read before the generation is checked: a lost session bumps
+        # the generation before its successor's id reaches the lease, so an unchanged
+        # generation means this id is the session the nodes were created in.
+        held.lease_epoch = self._shared.lease.term[0] or None
         return held if self._live.add(held, generation, self._shared.generation) else None
 
     def _attempt(

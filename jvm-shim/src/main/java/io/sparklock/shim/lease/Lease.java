@@ -17,9 +17,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The self-fencing lease of this JVM's ZooKeeper locks (docs/fencing.md).
+ * The self-fencing lease of this JVM's ZooKeeper and metastore locks (docs/fencing.md).
  *
- * <p>Python pushes renewals ({@link #renew}): the ZooKeeper session id (the <i>epoch</i>) and
+ * <p>Python pushes renewals ({@link #renew}): the ZooKeeper session id, or for the metastore
+ * manager a negative term id per granted statement (the <i>epoch</i>), and
  * the monotonic instant ({@code System.nanoTime()}, CLOCK_MONOTONIC as Python's
  * {@code time.monotonic_ns()}) until which that session's locks are certainly held: the send
  * time of the last answered request plus the session timeout minus the margin. A statement
@@ -38,7 +39,7 @@ public final class Lease {
   private Lease() {}
 
   /**
-   * Each session's deadline. A process may hold several sessions at once (ZooKeeper clients of
+   * Each epoch's deadline. A process may hold several sessions at once (ZooKeeper clients of
    * other quorums, timeouts or credentials); a session that ended is simply no longer renewed,
    * so its deadline passes before the server's expiry.
    */
@@ -230,13 +231,16 @@ public final class Lease {
       return null;
     }
     Long deadline = DEADLINES.get(b.epoch);
+    String locks = b.epoch < 0 ? "metastore locks" : "ZooKeeper locks";
     if (deadline == null) {
-      return "no lease is known for the ZooKeeper session its locks belong to";
+      return "no lease is known for the " + locks + " it was granted";
     }
     long late = System.nanoTime() - deadline;
     if (late >= 0) {
-      return String.format("the lease of its ZooKeeper locks lapsed %.0f ms ago (no answer from "
-          + "ZooKeeper reached the lock service in time)", late / 1e6);
+      String heard = b.epoch < 0 ? "no heartbeat answered by the metastore"
+          : "no answer from ZooKeeper";
+      return String.format("the lease of its %s lapsed %.0f ms ago (%s reached the lock "
+          + "service in time)", locks, late / 1e6, heard);
     }
     return null;
   }

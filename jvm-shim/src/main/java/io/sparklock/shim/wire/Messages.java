@@ -47,8 +47,9 @@ public final class Messages {
    * Python owns and validated; absent = true), and for the metrics and events
    * ({@link LockTelemetry}) how many locks were granted and how long getting them took (absent:
    * 0 locks, and the JVM's own measure of the call), and the write epochs of the tables read
-   * ({@link ReadEpochs}; absent: re-list them all). {@code leaseEpoch}: the ZooKeeper session the
-   * locks belong to, {@code leaseUntilNs} until when ({@code System.nanoTime()}) they are
+   * ({@link ReadEpochs}; absent: re-list them all). {@code leaseEpoch}: the lease the locks were
+   * granted under (a ZooKeeper session id; a metastore statement's negative term id),
+   * {@code leaseUntilNs} until when ({@code System.nanoTime()}) they are
    * certainly held ({@link Lease}); absent: locks that cannot lapse (embedded).
    */
   public record Acquired(boolean ok, String error, Failure failure, String handle,
