@@ -30,7 +30,7 @@ from ..base import (
     conflict_error,
 )
 from ..wait_log import WAIT_LOG_INTERVAL
-from . import agent_info, mapping, wait_graph, wire
+from . import agent_info, liveness, mapping, wait_graph, wire
 from .client import MetastoreClient, MetastoreUnavailable
 from .heartbeats import Heartbeats
 from .settings import TXN_TIMEOUT, MetastoreSettings, parse_hive_time
@@ -368,26 +368,9 @@ class MetastoreLockManager(LockManager):
         return infos
 
     def owners_alive(self, infos: Sequence[LockInfo]) -> list[bool | None]:
-        """Per lock, from the metastore's heartbeat: this process's requests are alive; another
-        client's is alive while its last heartbeat is younger than the metastore's lock timeout
-        and dead once it is older (its owner stopped heartbeating: the housekeeper removes it
-        soon). Unknown for a transaction's lock (heartbeated through its transaction) and for
-        a lock gone meanwhile. One ``show_locks``; compares with this host's clock."""
-        known = self._known()
+        """Per lock, from the metastore's heartbeats (:mod:`.liveness`); one ``show_locks``."""
         rows = self._call(self.client.show_locks) if infos else []
-        beats = {mapping.lock_id(r): (r.lastheartbeat or 0, r.txnid or 0) for r in rows}
-        oldest = (time.time() - self.txn_timeout()) * 1000
-        out: list[bool | None] = []
-        for info in infos:
-            request = info.lock_id.partition(".")[0]
-            beat, txnid = beats.get(info.lock_id, (0, 0))
-            if request.isdigit() and int(request) in known:
-                out.append(True)
-            elif txnid or not beat:
-                out.append(None)
-            else:
-                out.append(beat >= oldest)
-        return out
+        return liveness.owners_alive(infos, rows, self._known(), self.txn_timeout(), time.time())
 
     def lease_until(self) -> float:
         """The earliest lease deadline of the requests held (:mod:`.heartbeats`): until then
