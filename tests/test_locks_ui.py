@@ -11,38 +11,20 @@ Screenshots go to the test's tmp dir, and to ``docs/images/`` with
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
 import sparklock
 from sparklock.service import get_service
+from tests.support.browser import chromium, page_shows, screenshot
 from tests.support.spark import SparkSpec
 from tests.support.spark_ui import UI_CONF, get
 
 pytestmark = [pytest.mark.spark, pytest.mark.browser]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-DOCS_IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
-UPDATE_SCREENSHOTS = os.environ.get("SPARKLOCK_UPDATE_SCREENSHOTS") == "1"
-#: The flags that work in these containers (no sandbox, no GPU, nothing fetched in the background).
-CHROMIUM_FLAGS = (
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1100",
-)
 #: Only the UI: the event log and the metrics servlets of UI_CONF are other tests' business.
 UI_ONLY = {k: v for k, v in UI_CONF.items() if k.startswith(("spark.ui.", "spark.driver."))}
 
@@ -75,24 +57,8 @@ def ui_properties():
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory) -> Iterator:
     """One headless Chromium for the module, with a fresh profile."""
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.skip("chromium is not installed (apt-get install -y chromium chromium-driver)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip("selenium is not installed (the dev extra has it)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(30)
-    try:
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def locks_url(spark) -> str:
@@ -123,29 +89,6 @@ def wait_until(check: Callable[[], bool], timeout: float, what: str) -> float:
             pytest.fail(f"not within {timeout} s: {what}")
         time.sleep(0.02)
     return time.monotonic() - start
-
-
-def page_shows(browser, url: str, css: str, text: str) -> Callable[[], bool]:
-    """A check that reloads the page and looks for ``text`` in the element ``css``."""
-    from selenium.webdriver.common.by import By
-
-    def check() -> bool:
-        browser.get(url)
-        found = browser.find_elements(By.CSS_SELECTOR, css)
-        return any(text in e.text for e in found)
-
-    return check
-
-
-def screenshot(browser, tmp_path: Path, name: str) -> Path:
-    """The page as a PNG in the test's tmp dir, and in docs/images when asked to update it."""
-    shot = tmp_path / name
-    browser.get_screenshot_as_file(str(shot))
-    assert shot.stat().st_size > 10_000
-    if UPDATE_SCREENSHOTS:
-        DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shot, DOCS_IMAGES / name)
-    return shot
 
 
 def test_waiting_statement_and_its_holder(spark, browser, tmp_path):
