@@ -1,8 +1,8 @@
 """``examples/pipelines.py``, briefly: with locks on, no failure and no bad read.
 
-The example starts its own local ZooKeeper and three Spark drivers over one shared table, runs
-its pipelines unlocked and then locked. What the unlocked run hits depends on timing, so its
-figures are printed, not asserted; the locked run must be clean.
+The example starts its own local ZooKeeper and three Spark drivers over one shared table and
+runs its pipelines unlocked and then locked. What the unlocked run hits depends on timing, so the
+test runs the locked one only (``--only on``), which must be clean.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def test_locked_run_has_no_failure_and_no_bad_read(tmp_path):
     out = tmp_path / "runs.json"
     cmd = [sys.executable, str(REPO / "examples" / "pipelines.py"), "--seconds", SECONDS]
     cmd += ["--warmup", "0", "--hours", "3", "--rows", "1000", "--files", "3", "--json", str(out)]
+    cmd += ["--only", "on"]  # the unlocked run's figures depend on timing: nothing to assert
     done = subprocess.run(
         cmd,
         cwd=REPO,
@@ -60,12 +61,10 @@ def test_locked_run_has_no_failure_and_no_bad_read(tmp_path):
         text=True,
         timeout=900,
     )
-    print(done.stdout)  # both tables: the unlocked figures are for reading, not asserting
+    print(done.stdout)
     assert done.returncode == 0, done.stderr[-3000:]
-    off, on = json.loads(out.read_text())
-    assert (off["enabled"], on["enabled"]) == ("false", "true")
-
-    assert all(r["lock_waits"] == 0 for r in off["roles"].values())  # really unlocked
+    [on] = json.loads(out.read_text())
+    assert on["enabled"] == "true"
     roles = on["roles"]
     assert set(roles) == {"loader", "compactor", "reporter"}
     assert {role: r["failed"] for role, r in roles.items()} == {role: {} for role in roles}
