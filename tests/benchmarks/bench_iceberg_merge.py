@@ -19,9 +19,9 @@ SparkContext: every MERGE is its own Iceberg commit and its own lock request eit
 embedded manager locks only within one driver (separate driver processes need ZooKeeper or the
 metastore; ``examples/iceberg_pipelines.py`` runs those). Figures: completed MERGEs per minute,
 conflicts, wasted execution seconds; the ratio is sparklock's MERGEs/min over Iceberg's. Every
-way keeps the retry loop: an Iceberg MERGE plans its scan (its snapshot) before sparklock's lock
-is granted, so one that waited while another committed still fails at commit today
-(docs/iceberg.md, "What is not locked").
+way keeps the retry loop, so a conflict under locks would be counted, not hidden (sparklock
+takes the lock before Iceberg plans the scan, so a MERGE that waited plans from the newest
+snapshot and none is expected).
 
     python3 -m tests.benchmarks.bench_iceberg_merge [--quick] [--seconds 60] [--writers 2,4,8]
 
