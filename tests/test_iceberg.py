@@ -199,36 +199,30 @@ def test_a_spark_line_with_no_iceberg_runtime_is_refused_saying_why(version, whe
 
 
 # -- the module's Iceberg session: `ice` (hadoop catalog) and Iceberg behind spark_catalog -------
+SETUP_SQL = (
+    "CREATE NAMESPACE ice.db",
+    "CREATE TABLE ice.db.t (id INT, p STRING) USING iceberg PARTITIONED BY (p)",
+    "CREATE TABLE ice.db.s (id INT, p STRING) USING iceberg",
+    "INSERT INTO ice.db.t VALUES (1, 'a'), (2, 'b')",
+    "INSERT INTO ice.db.s VALUES (1, 'z')",
+    "ALTER TABLE ice.db.t CREATE BRANCH b1",
+    "CREATE TABLE st (id INT, p STRING) USING iceberg PARTITIONED BY (p)",
+    "INSERT INTO st VALUES (1, 'a')",
+    "CREATE TABLE mor (id INT, p STRING) USING iceberg TBLPROPERTIES ("
+    "'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', "
+    "'write.merge.mode' = 'merge-on-read', 'format-version' = '2')",
+    "INSERT INTO mor VALUES (1, 'a'), (2, 'b')",
+    "CREATE TABLE pq (id INT, p STRING) USING parquet",
+    "INSERT INTO pq VALUES (1, 'a')",
+)
+
+
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    from pyspark import SparkContext
-
-    if iceberg.MISSING:
-        pytest.skip(iceberg.MISSING)
-    root = tmp_path_factory.mktemp("iceberg")
-    before = iceberg.system_properties(SparkContext._jvm) if SparkContext._jvm else None
-    session = iceberg.iceberg_session("test_iceberg", root, **iceberg.session_catalog(root))
-    for stmt in (
-        "CREATE NAMESPACE ice.db",
-        "CREATE TABLE ice.db.t (id INT, p STRING) USING iceberg PARTITIONED BY (p)",
-        "CREATE TABLE ice.db.s (id INT, p STRING) USING iceberg",
-        "INSERT INTO ice.db.t VALUES (1, 'a'), (2, 'b')",
-        "INSERT INTO ice.db.s VALUES (1, 'z')",
-        "ALTER TABLE ice.db.t CREATE BRANCH b1",
-        "CREATE TABLE st (id INT, p STRING) USING iceberg PARTITIONED BY (p)",
-        "INSERT INTO st VALUES (1, 'a')",
-        "CREATE TABLE mor (id INT, p STRING) USING iceberg TBLPROPERTIES ("
-        "'write.delete.mode' = 'merge-on-read', 'write.update.mode' = 'merge-on-read', "
-        "'write.merge.mode' = 'merge-on-read', 'format-version' = '2')",
-        "INSERT INTO mor VALUES (1, 'a'), (2, 'b')",
-        "CREATE TABLE pq (id INT, p STRING) USING parquet",
-        "INSERT INTO pq VALUES (1, 'a')",
-    ):
-        session.sql(stmt)
-    yield session
-    jvm = session._jvm
-    session.stop()
-    iceberg.restore_system_properties(jvm, before or dict.fromkeys(iceberg.system_properties(jvm)))
+    with iceberg.module_session(
+        tmp_path_factory, "test_iceberg", SETUP_SQL, session_catalog_too=True
+    ) as session:
+        yield session
 
 
 T, SRC = "ice.db.t", "ice.db.s"

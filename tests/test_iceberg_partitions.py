@@ -41,39 +41,31 @@ _MOR = (
 )
 
 
+SETUP_SQL = (
+    "CREATE NAMESPACE ice.db",
+    "CREATE TABLE ice.db.t (id INT, p STRING) USING iceberg PARTITIONED BY (p)",
+    f"CREATE TABLE ice.db.mor (id INT, p STRING) USING iceberg PARTITIONED BY (p) {_MOR}",
+    "CREATE TABLE ice.db.t2 (id INT, q STRING, p STRING) USING iceberg PARTITIONED BY (q, p)",
+    "CREATE TABLE ice.db.s (id INT, p STRING) USING iceberg",
+    "CREATE TABLE ice.db.dp (id INT, ts TIMESTAMP, p STRING) USING iceberg "
+    "PARTITIONED BY (days(ts), p)",
+    "CREATE TABLE ice.db.days (id INT, ts TIMESTAMP, p STRING) USING iceberg "
+    "PARTITIONED BY (days(ts))",
+    "CREATE TABLE ice.db.bk (id INT, p STRING) USING iceberg PARTITIONED BY (bucket(4, p))",
+    "CREATE TABLE ice.db.tr (id INT, p STRING) USING iceberg PARTITIONED BY (truncate(1, p))",
+    "CREATE TABLE ice.db.ev (id INT, p STRING) USING iceberg",
+    "INSERT INTO ice.db.ev VALUES (1, 'a'), (2, 'b')",
+    "ALTER TABLE ice.db.ev ADD PARTITION FIELD p",
+    "INSERT INTO ice.db.t VALUES (1, 'a'), (2, 'b')",
+    "INSERT INTO ice.db.mor VALUES (1, 'a'), (2, 'b')",
+    "INSERT INTO ice.db.s VALUES (1, 'z'), (2, 'a')",
+)
+
+
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    from pyspark import SparkContext
-
-    if iceberg.MISSING:
-        pytest.skip(iceberg.MISSING)
-    root = tmp_path_factory.mktemp("iceberg_partitions")
-    before = iceberg.system_properties(SparkContext._jvm) if SparkContext._jvm else None
-    session = iceberg.iceberg_session("test_iceberg_partitions", root)
-    for stmt in (
-        "CREATE NAMESPACE ice.db",
-        "CREATE TABLE ice.db.t (id INT, p STRING) USING iceberg PARTITIONED BY (p)",
-        f"CREATE TABLE ice.db.mor (id INT, p STRING) USING iceberg PARTITIONED BY (p) {_MOR}",
-        "CREATE TABLE ice.db.t2 (id INT, q STRING, p STRING) USING iceberg PARTITIONED BY (q, p)",
-        "CREATE TABLE ice.db.s (id INT, p STRING) USING iceberg",
-        "CREATE TABLE ice.db.dp (id INT, ts TIMESTAMP, p STRING) USING iceberg "
-        "PARTITIONED BY (days(ts), p)",
-        "CREATE TABLE ice.db.days (id INT, ts TIMESTAMP, p STRING) USING iceberg "
-        "PARTITIONED BY (days(ts))",
-        "CREATE TABLE ice.db.bk (id INT, p STRING) USING iceberg PARTITIONED BY (bucket(4, p))",
-        "CREATE TABLE ice.db.tr (id INT, p STRING) USING iceberg PARTITIONED BY (truncate(1, p))",
-        "CREATE TABLE ice.db.ev (id INT, p STRING) USING iceberg",
-        "INSERT INTO ice.db.ev VALUES (1, 'a'), (2, 'b')",
-        "ALTER TABLE ice.db.ev ADD PARTITION FIELD p",
-        "INSERT INTO ice.db.t VALUES (1, 'a'), (2, 'b')",
-        "INSERT INTO ice.db.mor VALUES (1, 'a'), (2, 'b')",
-        "INSERT INTO ice.db.s VALUES (1, 'z'), (2, 'a')",
-    ):
-        session.sql(stmt)
-    yield session
-    jvm = session._jvm
-    session.stop()
-    iceberg.restore_system_properties(jvm, before or dict.fromkeys(iceberg.system_properties(jvm)))
+    with iceberg.module_session(tmp_path_factory, "test_iceberg_partitions", SETUP_SQL) as session:
+        yield session
 
 
 def pinned(table: str, *partitions: str, reads: tuple = ()) -> list:

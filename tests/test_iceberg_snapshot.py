@@ -41,18 +41,10 @@ PATIENT = {"spark.sparklock.lock.numRetries": "600", "spark.sparklock.lock.retry
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    from pyspark import SparkContext
-
-    if iceberg.MISSING:
-        pytest.skip(iceberg.MISSING)
-    root = tmp_path_factory.mktemp("iceberg_snapshot")
-    before = iceberg.system_properties(SparkContext._jvm) if SparkContext._jvm else None
-    session = iceberg.iceberg_session("test_iceberg_snapshot", root)
-    session.sql("CREATE NAMESPACE ice.db")
-    yield session
-    jvm = session._jvm
-    session.stop()
-    iceberg.restore_system_properties(jvm, before or dict.fromkeys(iceberg.system_properties(jvm)))
+    with iceberg.module_session(
+        tmp_path_factory, "test_iceberg_snapshot", ("CREATE NAMESPACE ice.db",)
+    ) as session:
+        yield session
 
 
 def _table(spark, name: str, props: str = "") -> str:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -157,3 +159,29 @@ def iceberg_session(app: str, warehouse: Path, **conf: str) -> SparkSession:
     session = sparklock.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+@contextmanager
+def module_session(
+    tmp_path_factory: Any, app: str, setup_sql: Sequence[str] = (), session_catalog_too=False
+) -> Iterator[SparkSession]:
+    """A test module's one Iceberg session (:func:`iceberg_session`, the catalog ``ice``; with
+    ``session_catalog_too`` Iceberg behind ``spark_catalog`` as well) after ``setup_sql``; skips
+    where Iceberg builds no runtime. On exit it is stopped and the JVM system properties its
+    launch set are put back, so that later modules' sessions do not inherit Iceberg's."""
+    from pyspark import SparkContext
+
+    if MISSING:
+        pytest.skip(MISSING)
+    root = tmp_path_factory.mktemp(app)
+    before = system_properties(SparkContext._jvm) if SparkContext._jvm else None
+    conf = session_catalog(root) if session_catalog_too else {}
+    session = iceberg_session(app, root, **conf)
+    for statement in setup_sql:
+        session.sql(statement)
+    try:
+        yield session
+    finally:
+        jvm = session._jvm
+        session.stop()
+        restore_system_properties(jvm, before or dict.fromkeys(system_properties(jvm)))
