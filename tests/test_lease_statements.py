@@ -8,13 +8,12 @@ each test heals it and waits until the session locks again.
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from tests.support.lease_faults import lease_conf, leased, wait_until
+from tests.support.lease_faults import heal_and_reconnect, lease_conf, leased, wait_until
 from tests.support.spark import build_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
@@ -27,21 +26,6 @@ def spark(tmp_path_factory, proxy):
     with leased(session, lease_conf(proxy, "lease_stmt")):
         yield session
     session.stop()
-
-
-def heal_and_reconnect(spark, proxy) -> None:
-    """Forward again; a statement that started while the old session was still being retried
-    fails with LOCK_MANAGER_UNAVAILABLE, so try until one locks (a new session)."""
-    proxy.heal()
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            spark.sql("SHOW LOCKS").collect()
-            return
-        except Exception:  # noqa: BLE001 - retried until the deadline
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
 
 
 def fenced_during(spark, proxy, sql: str) -> str:

@@ -1,6 +1,6 @@
-"""What the lease tests share: ZooKeeper reached through a loopback proxy that can be silenced,
-the session conf pointing a module's session there, and waiting on a condition with a named
-deadline."""
+"""What the lease tests share: ZooKeeper reached through a loopback proxy that can be silenced
+(and healed, the session locking again), the session conf pointing a module's session there,
+and waiting on a condition with a named deadline."""
 
 from __future__ import annotations
 
@@ -39,6 +39,21 @@ def leased(session: Any, conf: Mapping[str, str]) -> Iterator[Any]:
     finally:
         for key in conf:
             session.conf.unset(key)
+
+
+def heal_and_reconnect(spark: Any, proxy: TcpProxy) -> None:
+    """Forward again; a statement that started while the old session was still being retried
+    fails with LOCK_MANAGER_UNAVAILABLE, so try until one locks (a new session)."""
+    proxy.heal()
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            spark.sql("SHOW LOCKS").collect()
+            return
+        except Exception:  # noqa: BLE001 - retried until the deadline
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:

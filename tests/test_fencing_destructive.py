@@ -1,0 +1,156 @@
+"""The lease checked before each destructive step of a write, not only at its start and its job
+commit (docs/fencing.md, "What is checked where"): the delete of an overwrite's old data before
+the job, and each delete and rename inside the job commit (a dynamic overwrite's partitions, the
+task outputs moved into place).
+
+Real Spark, real ZooKeeper (through a proxy the test silences), real files: the tables live on
+the blocking test file system (tests/support/blockfs.py), which holds one delete or rename of a
+chosen path. While a statement sits in that step its ZooKeeper link is silenced until the JVM
+fenced it (the lease lapsed); then the step is let go. The step in flight finishes (one file
+system call: the window docs/fencing.md states); every later one must be refused: nothing more
+of the fenced statement deleted or published, and it fails with LOCKS_LOST naming the step.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.support import blockfs
+from tests.support.lease_faults import heal_and_reconnect, lease_conf, leased, wait_until
+from tests.support.spark import build_session
+
+pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.nemesis]
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory, proxy):
+    warehouse = tmp_path_factory.mktemp("fencing_destructive") / "warehouse"
+    session = build_session("test_fencing_destructive", warehouse)
+    with leased(session, lease_conf(proxy, "destructive")):
+        yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def fs(spark):
+    return blockfs.load(spark)
+
+
+@pytest.fixture
+def root(tmp_path) -> Path:
+    return tmp_path
+
+
+def fences(spark) -> int:
+    text = str(spark._jvm.io.sparklock.shim.lease.Lease.fences())
+    return len(text.splitlines()) if text else 0
+
+
+def fenced_in_step(spark, proxy, fs, op: str, path_regex: str, sql: str) -> str:
+    """Run ``sql`` on a thread with the next ``op`` of a path matching ``path_regex`` held; once
+    the statement sits in it, silence ZooKeeper until the JVM fenced it, then let the step go.
+    Returns the statement's error text (an AssertionError if it succeeded)."""
+    outcome: dict[str, str] = {}
+
+    def run() -> None:
+        try:
+            spark.sql(sql).collect()
+            outcome["ok"] = "succeeded"
+        except Exception as e:  # noqa: BLE001 - the answer under test
+            outcome["error"] = str(e)
+
+    before = fences(spark)
+    fs.hold(op, path_regex)
+    writer = threading.Thread(target=run)
+    writer.start()
+    try:
+        wait_until(lambda: fs.held() is not None or not writer.is_alive(), 60, f"a held {op}")
+        assert fs.held() is not None, f"no {op} matched {path_regex}: {outcome}\n{fs.calls()}"
+        proxy.silence()
+        wait_until(lambda: fences(spark) > before, 30, "the JVM fencing the statement")
+    finally:
+        fs.release()
+        writer.join(60)
+        heal_and_reconnect(spark, proxy)
+    assert "error" in outcome, f"{sql!r} was not fenced: {outcome}"
+    return outcome["error"]
+
+
+def files(directory: Path) -> set[str]:
+    """Data files below ``directory`` relative to it (no staging, no markers)."""
+    return {
+        str(p.relative_to(directory))
+        for p in directory.rglob("*")
+        if p.is_file() and not any(part[0] in "._" for part in p.relative_to(directory).parts)
+    }
+
+
+def test_overwrite_delete_before_the_job_is_checked(spark, proxy, fs, root):
+    """INSERT OVERWRITE deletes the old data before its job: the table's directory, then each
+    partition at a custom location (Spark's deleteWithJob). Held in the first, fenced: the custom
+    location's data must survive."""
+    table, custom = root / "o_tbl", root / "o_custom"
+    spark.sql(
+        f"CREATE TABLE o (id INT, p INT) USING parquet PARTITIONED BY (p) "
+        f"LOCATION '{blockfs.url(table)}'"
+    )
+    spark.sql("INSERT INTO o VALUES (1, 1)")
+    spark.sql(f"ALTER TABLE o ADD PARTITION (p=2) LOCATION '{blockfs.url(custom)}'")
+    spark.sql("INSERT INTO o PARTITION (p=2) VALUES (2)")
+    kept = files(custom)
+    assert kept, "the custom partition has no data to lose"
+    error = fenced_in_step(
+        spark, proxy, fs, "delete", "/o_tbl$", "INSERT OVERWRITE TABLE o VALUES (10, 1), (20, 2)"
+    )
+    assert files(custom) == kept, "the fenced overwrite deleted a partition after its lease lapsed"
+    assert "LOCKS_LOST" in error and "refused the delete of" in error, error
+
+
+def test_dynamic_overwrite_commit_is_checked_per_partition(spark, proxy, fs, root):
+    """A dynamic overwrite's job commit deletes and renames partition after partition. Held in
+    the first partition's delete, fenced: no rename of it, nothing of the other partition."""
+    table = root / "d_tbl"
+    spark.sql(
+        f"CREATE TABLE d (id INT, p INT) USING parquet PARTITIONED BY (p) "
+        f"LOCATION '{blockfs.url(table)}'"
+    )
+    spark.sql("INSERT INTO d VALUES (1, 1), (2, 2)")
+    before = files(table)
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        error = fenced_in_step(
+            spark,
+            proxy,
+            fs,
+            "delete",
+            r"/d_tbl/p=\d$",
+            "INSERT OVERWRITE TABLE d VALUES (10, 1), (20, 2)",
+        )
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    after = files(table)
+    assert after <= before, f"the fenced overwrite published {sorted(after - before)}"
+    held = {f for f in before if f not in after}
+    assert len(held) <= 1, f"partitions deleted after the lease lapsed: {sorted(held)}"
+    assert "LOCKS_LOST" in error and "in the job commit" in error, error
+
+
+def test_job_commit_renames_are_checked_one_by_one(spark, proxy, fs, root):
+    """The job commit moves each task's output into place, one rename per file. Held in the
+    first, fenced: no later file is published."""
+    table = root / "r_tbl"
+    spark.sql(f"CREATE TABLE r (id BIGINT) USING parquet LOCATION '{blockfs.url(table)}'")
+    error = fenced_in_step(
+        spark,
+        proxy,
+        fs,
+        "rename",
+        r"/_temporary/\d+/task_[^/]+/part-",
+        "INSERT INTO r SELECT id FROM range(0, 8, 1, 4)",
+    )
+    published = files(table)
+    assert len(published) <= 1, f"published after the lease lapsed: {sorted(published)}"
+    assert "LOCKS_LOST" in error and "refused the rename of" in error, error
