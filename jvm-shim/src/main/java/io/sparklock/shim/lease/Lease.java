@@ -192,6 +192,15 @@ public final class Lease {
     check(what, true);
   }
 
+  /**
+   * Before a destructive step that is not a commit (the delete of an overwrite's old data, each
+   * delete and rename of a job commit): refused as {@link #checkCommit} is, but passing it does
+   * not count as committed, so an UNLOCK still fences the statement afterwards.
+   */
+  public static void checkStep(String what) {
+    check(what, false);
+  }
+
   private static void check(String what, boolean commit) {
     for (Bound b : RUNNING.get()) {
       synchronized (b) { // against a revocation deciding meanwhile whether it committed

@@ -1,12 +1,16 @@
 package io.sparklock.shim.lease;
 
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
 import org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol;
 
 /**
  * What {@link LeaseCommitProtocol} adds to Spark's protocol, whatever the Scala line: a staging
- * area per job ({@link LeaseCommits#prepare}) and its cleanup. Only {@code commitJob}, whose
- * signature names Scala's {@code Seq}, lives in the per-Scala subclass.
+ * area per job ({@link LeaseCommits#prepare}) and its cleanup, the lease checked before an
+ * overwrite's delete of the old data ({@link #deleteWithJob}) and before each delete and rename
+ * of the job commit ({@link #commitChecked}). Only {@code commitJob}, whose signature names
+ * Scala's {@code Seq}, lives in the per-Scala subclass.
  */
 public abstract class LeaseCommitProtocolBase extends SQLHadoopMapReduceCommitProtocol {
   private static final long serialVersionUID = 1L;
@@ -34,12 +38,29 @@ public abstract class LeaseCommitProtocolBase extends SQLHadoopMapReduceCommitPr
     }
   }
 
-  /** The job commit, the lease checked first and the job's staging area removed after. */
+  /**
+   * Spark deletes an overwrite's old data (the static partitions' directory, each custom partition
+   * location) through this call, before the job runs: a statement whose lease lapsed since its
+   * start must not delete what the next holder may already be writing.
+   */
+  @Override
+  public boolean deleteWithJob(FileSystem fs, Path path, boolean recursive) {
+    Lease.checkStep("the delete of " + path + " before the job");
+    return super.deleteWithJob(fs, path, recursive);
+  }
+
+  /**
+   * The job commit: the lease checked first, then before each delete and rename the commit makes
+   * (a dynamic overwrite's partitions, each task output moved into place), and the job's staging
+   * area removed after.
+   */
   protected final void commitChecked(JobContext jobContext, Runnable commit) {
     LeaseCommits.beforeCommit(outputPath);
+    String scheme = LeaseCommits.checkSteps(jobContext, outputPath);
     try {
       commit.run();
     } finally {
+      LeaseCommits.stopChecking(jobContext, scheme);
       LeaseCommits.cleanup(jobContext, outputPath);
     }
   }

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Commit algorithm 1.</b> Algorithm 2 moves each task's output into place when the task
  *       commits, on an executor, where no lease can be checked; 1 moves everything at the job
  *       commit, on the driver.
- *   <li><b>The lease checked before the job commit</b> ({@link Lease#checkCommit}).
+ *   <li><b>The lease checked before the job commit</b> ({@link Lease#checkCommit}), and before
+ *       each delete and rename the commit makes ({@link #checkSteps}).
  * </ul>
  */
 final class LeaseCommits {
@@ -48,6 +49,31 @@ final class LeaseCommits {
   /** Before Spark's commitJob: the lease must hold, or nothing becomes visible. */
   static void beforeCommit(String path) {
     Lease.checkCommit("the job commit of " + path);
+  }
+
+  /**
+   * For the job commit: the output's file system checks the lease before each delete and rename
+   * ({@link LeaseCheckedFileSystem}). Returns the scheme wrapped (null: none, the output path
+   * unknown or its file system not found: then only the check before the commit holds).
+   */
+  static String checkSteps(JobContext job, String path) {
+    if (path == null) {
+      return null;
+    }
+    Configuration conf = job.getConfiguration();
+    try {
+      String scheme = new Path(path).getFileSystem(conf).getUri().getScheme();
+      LeaseCheckedFileSystem.install(conf, scheme);
+      return scheme;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("sparklock: the job commit of {} is checked once only: {}", path, e.toString());
+      return null;
+    }
+  }
+
+  /** After the job commit: the job's configuration as it was (abort and cleanup unchecked). */
+  static void stopChecking(JobContext job, String scheme) {
+    LeaseCheckedFileSystem.remove(job.getConfiguration(), scheme);
   }
 
   /** After the job committed or aborted: its own staging goes, the shared parent if empty. */
