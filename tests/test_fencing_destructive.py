@@ -1,7 +1,7 @@
 """The lease checked before each destructive step of a write, not only at its start and its job
 commit (docs/fencing.md, "What is checked where"): the delete of an overwrite's old data before
 the job, and each delete and rename inside the job commit (a dynamic overwrite's partitions, the
-task outputs moved into place).
+task outputs moved into place), and a Hive-serde insert's load after its staging commit.
 
 Real Spark, real ZooKeeper (through a proxy the test silences), real files: the tables live on
 the blocking test file system (tests/support/blockfs.py), which holds one delete or rename of a
@@ -27,8 +27,13 @@ pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.nemesis]
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory, proxy):
-    warehouse = tmp_path_factory.mktemp("fencing_destructive") / "warehouse"
-    session = build_session("test_fencing_destructive", warehouse)
+    base = tmp_path_factory.mktemp("fencing_destructive")
+    session = build_session(
+        "test_fencing_destructive",
+        base / "warehouse",
+        conf=blockfs.builder_conf(),
+        hive_root=base,  # Hive-serde tables
+    )
     with leased(session, lease_conf(proxy, "destructive")):
         yield session
     session.stop()
@@ -36,7 +41,7 @@ def spark(tmp_path_factory, proxy):
 
 @pytest.fixture(scope="module")
 def fs(spark):
-    return blockfs.load(spark)
+    return blockfs.control(spark)
 
 
 @pytest.fixture
@@ -154,3 +159,23 @@ def test_job_commit_renames_are_checked_one_by_one(spark, proxy, fs, root):
     published = files(table)
     assert len(published) <= 1, f"published after the lease lapsed: {sorted(published)}"
     assert "LOCKS_LOST" in error and "refused the rename of" in error, error
+
+
+def test_hive_load_after_the_staging_commit_is_checked(spark, proxy, fs, root):
+    """A Hive-serde insert commits its job into Hive's staging, then Hive's loadTable deletes the
+    old data and moves the new in. Held in the staging commit's rename, fenced: no load."""
+    table = root / "h_tbl"
+    spark.sql(f"CREATE TABLE h (id INT) STORED AS TEXTFILE LOCATION '{blockfs.url(table)}'")
+    spark.sql("INSERT INTO h VALUES (1)")
+    kept = files(table)
+    assert kept, "the table has no data to lose"
+    error = fenced_in_step(
+        spark,
+        proxy,
+        fs,
+        "rename",
+        r"/task_[^/]+/part-",
+        "INSERT OVERWRITE TABLE h SELECT 10",
+    )
+    assert files(table) == kept, f"the fenced insert loaded {sorted(files(table))}"
+    assert "LOCKS_LOST" in error and "the Hive load of" in error, error

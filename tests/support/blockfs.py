@@ -39,19 +39,27 @@ def jar() -> Path:
     )
 
 
-def load(spark: Any) -> Any:
-    """Puts the jar on the class loader Hadoop resolves ``fs.blockfs.impl`` through, registers
-    the scheme on the context's Hadoop configuration; returns the class (its static controls)."""
-    jvm = spark._jvm
-    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-    try:
-        jvm.java.lang.Class.forName(CLASS, False, loader)
-    except Exception:  # noqa: BLE001 - py4j raises Py4JJavaError for ClassNotFoundException
-        loader.addURL(jvm.java.io.File(str(jar())).toURI().toURL())
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    conf.set(f"fs.{SCHEME}.impl", CLASS)
-    conf.setBoolean(f"fs.{SCHEME}.impl.disable.cache", False)
-    return jvm.io.sparklock.testfs.BlockingFileSystem
+def builder_conf() -> dict[str, str]:
+    """Builder conf that registers the scheme from the context's start (the Hive client copies
+    the Hadoop configuration once, when it starts), the jar on ``spark.jars``; a JVM this process
+    already runs (an earlier module's) gets the jar on the class loader Spark and Hadoop load
+    through, which is what ``spark.jars`` does for a JVM not started yet."""
+    from pyspark import SparkContext
+
+    path = jar()
+    if SparkContext._gateway is not None:
+        jvm = SparkContext._jvm
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        try:
+            jvm.java.lang.Class.forName(CLASS, False, loader)
+        except Exception:  # noqa: BLE001 - py4j raises Py4JJavaError for ClassNotFoundException
+            loader.addURL(jvm.java.io.File(str(path)).toURI().toURL())
+    return {"spark.jars": str(path), f"spark.hadoop.fs.{SCHEME}.impl": CLASS}
+
+
+def control(spark: Any) -> Any:
+    """The file system's class in the driver: its static ``hold``, ``held``, ``release``."""
+    return spark._jvm.io.sparklock.testfs.BlockingFileSystem
 
 
 def url(path: Path) -> str:

@@ -5,6 +5,8 @@ import java.net.URI;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.RawLocalFileSystem;
 
@@ -20,6 +22,9 @@ import org.apache.hadoop.fs.RawLocalFileSystem;
 public class BlockingFileSystem extends RawLocalFileSystem {
   public static final String SCHEME = "blockfs";
   private static final URI NAME = URI.create(SCHEME + ":///");
+
+  /** Statuses come from here: the raw local one loads owners through file: URIs only. */
+  private final RawLocalFileSystem local = new RawLocalFileSystem();
 
   private static volatile String holdOp;
   private static volatile Pattern holdPath;
@@ -90,6 +95,38 @@ public class BlockingFileSystem extends RawLocalFileSystem {
   @Override
   public String getScheme() {
     return SCHEME;
+  }
+
+  @Override
+  public void initialize(URI uri, Configuration conf) throws IOException {
+    super.initialize(uri, conf);
+    local.initialize(URI.create("file:///"), conf);
+  }
+
+  @Override
+  public FileStatus getFileStatus(Path p) throws IOException {
+    return ours(local.getFileStatus(theirs(p)));
+  }
+
+  @Override
+  public FileStatus[] listStatus(Path p) throws IOException {
+    FileStatus[] found = local.listStatus(theirs(p));
+    FileStatus[] mapped = new FileStatus[found.length];
+    for (int i = 0; i < found.length; i++) {
+      mapped[i] = ours(found[i]);
+    }
+    return mapped;
+  }
+
+  private Path theirs(Path p) {
+    return new Path("file", null, makeQualified(p).toUri().getPath());
+  }
+
+  private static FileStatus ours(FileStatus s) throws IOException {
+    Path p = new Path(SCHEME, null, s.getPath().toUri().getPath());
+    return new FileStatus(s.getLen(), s.isDirectory(), s.getReplication(), s.getBlockSize(),
+        s.getModificationTime(), s.getAccessTime(), s.getPermission(), s.getOwner(),
+        s.getGroup(), p);
   }
 
   @Override
