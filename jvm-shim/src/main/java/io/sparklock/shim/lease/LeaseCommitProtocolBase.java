@@ -51,14 +51,18 @@ public abstract class LeaseCommitProtocolBase extends SQLHadoopMapReduceCommitPr
 
   /**
    * The job commit: the lease checked first, then before each delete and rename the commit makes
-   * (a dynamic overwrite's partitions, each task output moved into place), and the job's staging
-   * area removed after.
+   * (a dynamic overwrite's partitions, each task output moved into place), once more after it
+   * where the output is Hive's staging (its load, which deletes the old data and moves the new
+   * in, follows at once and offers no hook of its own), and the job's staging area removed after.
    */
   protected final void commitChecked(JobContext jobContext, Runnable commit) {
     LeaseCommits.beforeCommit(outputPath);
     String scheme = LeaseCommits.checkSteps(jobContext, outputPath);
     try {
       commit.run();
+      if (LeaseCommits.publishedAfterCommit(outputPath)) {
+        Lease.checkStep("the Hive load of " + outputPath + " into its table or directory");
+      }
     } finally {
       LeaseCommits.stopChecking(jobContext, scheme);
       LeaseCommits.cleanup(jobContext, outputPath);

@@ -35,6 +35,7 @@ final class LeaseCommits {
   static final String CLEANUP_SKIPPED = "mapreduce.fileoutputcommitter.cleanup.skipped";
   static final String ALGORITHM = "mapreduce.fileoutputcommitter.algorithm.version";
   static final String PENDING_DIR = "_temporary";
+  static final String HIVE_STAGING_PREFIX = "-ext-";
 
   private LeaseCommits() {}
 
@@ -69,6 +70,15 @@ final class LeaseCommits {
       LOG.warn("sparklock: the job commit of {} is checked once only: {}", path, e.toString());
       return null;
     }
+  }
+
+  /**
+   * Whether the job writes Hive's staging ({@code <stagingdir>_hive_.../-ext-10000}, Spark's
+   * {@code SaveAsHiveFile}): its output becomes visible only by the {@code loadTable} /
+   * {@code loadPartition} (or the directory rename) that follows the job commit.
+   */
+  static boolean publishedAfterCommit(String path) {
+    return path != null && new Path(path).getName().startsWith(HIVE_STAGING_PREFIX);
   }
 
   /** After the job commit: the job's configuration as it was (abort and cleanup unchecked). */
