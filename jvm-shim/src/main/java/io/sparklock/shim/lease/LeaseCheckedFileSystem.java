@@ -2,6 +2,10 @@ package io.sparklock.shim.lease;
 
 import java.io.IOException;
 import java.net.URI;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FilterFileSystem;
@@ -29,13 +33,29 @@ public final class LeaseCheckedFileSystem extends FilterFileSystem {
 
   private static final String NONE = "sparklock:unset";
 
+  /** The job commit's key into {@link #WRAPPED}. */
+  private static final String TOKEN = "sparklock.lease.fs.token";
+
+  /**
+   * The file system each installed commit wraps, so that a wrapper's creation copies no
+   * configuration (a copy costs most of a millisecond, several per commit).
+   */
+  private static final Map<String, FileSystem> WRAPPED = new ConcurrentHashMap<>();
+
   public LeaseCheckedFileSystem() {}
 
-  /** Makes {@code conf} hand out this file system for {@code scheme}; undone by {@link #remove}. */
-  static void install(Configuration conf, String scheme) {
+  /**
+   * Makes {@code conf} hand out this file system, wrapping {@code real}, for {@code real}'s
+   * scheme; undone by {@link #remove}.
+   */
+  static void install(Configuration conf, FileSystem real) {
+    String scheme = real.getUri().getScheme();
     if (scheme == null || conf.get(SAVED + implKey(scheme)) != null) {
       return;
     }
+    String token = UUID.randomUUID().toString();
+    WRAPPED.put(token, real);
+    conf.set(TOKEN, token);
     for (String key : new String[] {implKey(scheme), cacheKey(scheme)}) {
       String old = conf.get(key);
       conf.set(SAVED + key, old == null ? NONE : old);
@@ -51,6 +71,8 @@ public final class LeaseCheckedFileSystem extends FilterFileSystem {
       return;
     }
     restore(conf, conf, scheme);
+    WRAPPED.remove(conf.get(TOKEN, ""));
+    conf.unset(TOKEN);
   }
 
   private static void restore(Configuration from, Configuration to, String scheme) {
@@ -73,12 +95,20 @@ public final class LeaseCheckedFileSystem extends FilterFileSystem {
     return "fs." + scheme + ".impl.disable.cache";
   }
 
-  /** Wraps the file system the configuration named before {@link #install} (the cached one). */
+  /**
+   * Wraps the file system the configuration named before {@link #install}: the one installed
+   * for the output, or for another authority of its scheme the cached one.
+   */
   @Override
   public void initialize(URI name, Configuration conf) throws IOException {
-    Configuration plain = new Configuration(conf);
-    restore(conf, plain, name.getScheme());
-    this.fs = FileSystem.get(name, plain);
+    FileSystem real = WRAPPED.get(conf.get(TOKEN, ""));
+    if (real != null && Objects.equals(real.getUri().getAuthority(), name.getAuthority())) {
+      this.fs = real;
+    } else {
+      Configuration plain = new Configuration(conf);
+      restore(conf, plain, name.getScheme());
+      this.fs = FileSystem.get(name, plain);
+    }
     setConf(conf);
     this.statistics = getStatistics(name.getScheme(), getClass());
   }

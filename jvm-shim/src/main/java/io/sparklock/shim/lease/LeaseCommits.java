@@ -63,9 +63,9 @@ final class LeaseCommits {
     }
     Configuration conf = job.getConfiguration();
     try {
-      String scheme = new Path(path).getFileSystem(conf).getUri().getScheme();
-      LeaseCheckedFileSystem.install(conf, scheme);
-      return scheme;
+      FileSystem real = new Path(path).getFileSystem(conf);
+      LeaseCheckedFileSystem.install(conf, real);
+      return real.getUri().getScheme();
     } catch (IOException | RuntimeException e) {
       LOG.warn("sparklock: the job commit of {} is checked once only: {}", path, e.toString());
       return null;
