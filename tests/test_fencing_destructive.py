@@ -9,6 +9,7 @@ chosen path. While a statement sits in that step its ZooKeeper link is silenced 
 fenced it (the lease lapsed); then the step is let go. The step in flight finishes (one file
 system call: the window docs/fencing.md states); every later one must be refused: nothing more
 of the fenced statement deleted or published, and it fails with LOCKS_LOST naming the step.
+One trial per step; ``SPARKLOCK_NEMESIS_TRIALS=N`` runs N.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 
 from tests.support import blockfs
 from tests.support.lease_faults import heal_and_reconnect, lease_conf, leased, wait_until
+from tests.support.nemesis import trials
 from tests.support.spark import build_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.nemesis]
@@ -97,85 +99,96 @@ def test_overwrite_delete_before_the_job_is_checked(spark, proxy, fs, root):
     """INSERT OVERWRITE deletes the old data before its job: the table's directory, then each
     partition at a custom location (Spark's deleteWithJob). Held in the first, fenced: the custom
     location's data must survive."""
-    table, custom = root / "o_tbl", root / "o_custom"
-    spark.sql(
-        f"CREATE TABLE o (id INT, p INT) USING parquet PARTITIONED BY (p) "
-        f"LOCATION '{blockfs.url(table)}'"
-    )
-    spark.sql("INSERT INTO o VALUES (1, 1)")
-    spark.sql(f"ALTER TABLE o ADD PARTITION (p=2) LOCATION '{blockfs.url(custom)}'")
-    spark.sql("INSERT INTO o PARTITION (p=2) VALUES (2)")
-    kept = files(custom)
-    assert kept, "the custom partition has no data to lose"
-    error = fenced_in_step(
-        spark, proxy, fs, "delete", "/o_tbl$", "INSERT OVERWRITE TABLE o VALUES (10, 1), (20, 2)"
-    )
-    assert files(custom) == kept, "the fenced overwrite deleted a partition after its lease lapsed"
-    assert "LOCKS_LOST" in error and "refused the delete of" in error, error
-
-
-def test_dynamic_overwrite_commit_is_checked_per_partition(spark, proxy, fs, root):
-    """A dynamic overwrite's job commit deletes and renames partition after partition. Held in
-    the first partition's delete, fenced: no rename of it, nothing of the other partition."""
-    table = root / "d_tbl"
-    spark.sql(
-        f"CREATE TABLE d (id INT, p INT) USING parquet PARTITIONED BY (p) "
-        f"LOCATION '{blockfs.url(table)}'"
-    )
-    spark.sql("INSERT INTO d VALUES (1, 1), (2, 2)")
-    before = files(table)
-    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-    try:
+    for k in range(trials()):
+        table, custom = root / f"o{k}_tbl", root / f"o{k}_custom"
+        spark.sql(
+            f"CREATE TABLE o{k} (id INT, p INT) USING parquet PARTITIONED BY (p) "
+            f"LOCATION '{blockfs.url(table)}'"
+        )
+        spark.sql(f"INSERT INTO o{k} VALUES (1, 1)")
+        spark.sql(f"ALTER TABLE o{k} ADD PARTITION (p=2) LOCATION '{blockfs.url(custom)}'")
+        spark.sql(f"INSERT INTO o{k} PARTITION (p=2) VALUES (2)")
+        kept = files(custom)
+        assert kept, "the custom partition has no data to lose"
         error = fenced_in_step(
             spark,
             proxy,
             fs,
             "delete",
-            r"/d_tbl/p=\d$",
-            "INSERT OVERWRITE TABLE d VALUES (10, 1), (20, 2)",
+            f"/o{k}_tbl$",
+            f"INSERT OVERWRITE TABLE o{k} VALUES (10, 1), (20, 2)",
         )
-    finally:
-        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
-    after = files(table)
-    assert after <= before, f"the fenced overwrite published {sorted(after - before)}"
-    held = {f for f in before if f not in after}
-    assert len(held) <= 1, f"partitions deleted after the lease lapsed: {sorted(held)}"
-    assert "LOCKS_LOST" in error and "in the job commit" in error, error
+        assert files(custom) == kept, f"trial {k}: a partition deleted after the lease lapsed"
+        assert "LOCKS_LOST" in error and "refused the delete of" in error, error
+
+
+def test_dynamic_overwrite_commit_is_checked_per_partition(spark, proxy, fs, root):
+    """A dynamic overwrite's job commit deletes and renames partition after partition. Held in
+    the first partition's delete, fenced: no rename of it, nothing of the other partition."""
+    for k in range(trials()):
+        table = root / f"d{k}_tbl"
+        spark.sql(
+            f"CREATE TABLE d{k} (id INT, p INT) USING parquet PARTITIONED BY (p) "
+            f"LOCATION '{blockfs.url(table)}'"
+        )
+        spark.sql(f"INSERT INTO d{k} VALUES (1, 1), (2, 2)")
+        before = files(table)
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        try:
+            error = fenced_in_step(
+                spark,
+                proxy,
+                fs,
+                "delete",
+                rf"/d{k}_tbl/p=\d$",
+                f"INSERT OVERWRITE TABLE d{k} VALUES (10, 1), (20, 2)",
+            )
+        finally:
+            spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+        after = files(table)
+        assert after <= before, (
+            f"trial {k}: the fenced overwrite published {sorted(after - before)}"
+        )
+        held = {f for f in before if f not in after}
+        assert len(held) <= 1, f"trial {k}: deleted after the lease lapsed: {sorted(held)}"
+        assert "LOCKS_LOST" in error and "in the job commit" in error, error
 
 
 def test_job_commit_renames_are_checked_one_by_one(spark, proxy, fs, root):
     """The job commit moves each task's output into place, one rename per file. Held in the
     first, fenced: no later file is published."""
-    table = root / "r_tbl"
-    spark.sql(f"CREATE TABLE r (id BIGINT) USING parquet LOCATION '{blockfs.url(table)}'")
-    error = fenced_in_step(
-        spark,
-        proxy,
-        fs,
-        "rename",
-        r"/_temporary/\d+/task_[^/]+/part-",
-        "INSERT INTO r SELECT id FROM range(0, 8, 1, 4)",
-    )
-    published = files(table)
-    assert len(published) <= 1, f"published after the lease lapsed: {sorted(published)}"
-    assert "LOCKS_LOST" in error and "refused the rename of" in error, error
+    for k in range(trials()):
+        table = root / f"r{k}_tbl"
+        spark.sql(f"CREATE TABLE r{k} (id BIGINT) USING parquet LOCATION '{blockfs.url(table)}'")
+        error = fenced_in_step(
+            spark,
+            proxy,
+            fs,
+            "rename",
+            rf"/r{k}_tbl/_temporary/\d+/task_[^/]+/part-",
+            f"INSERT INTO r{k} SELECT id FROM range(0, 8, 1, 4)",
+        )
+        published = files(table)
+        assert len(published) <= 1, f"trial {k}: published after the lapse: {sorted(published)}"
+        assert "LOCKS_LOST" in error and "refused the rename of" in error, error
 
 
 def test_hive_load_after_the_staging_commit_is_checked(spark, proxy, fs, root):
     """A Hive-serde insert commits its job into Hive's staging, then Hive's loadTable deletes the
     old data and moves the new in. Held in the staging commit's rename, fenced: no load."""
-    table = root / "h_tbl"
-    spark.sql(f"CREATE TABLE h (id INT) STORED AS TEXTFILE LOCATION '{blockfs.url(table)}'")
-    spark.sql("INSERT INTO h VALUES (1)")
-    kept = files(table)
-    assert kept, "the table has no data to lose"
-    error = fenced_in_step(
-        spark,
-        proxy,
-        fs,
-        "rename",
-        r"/task_[^/]+/part-",
-        "INSERT OVERWRITE TABLE h SELECT 10",
-    )
-    assert files(table) == kept, f"the fenced insert loaded {sorted(files(table))}"
-    assert "LOCKS_LOST" in error and "the Hive load of" in error, error
+    for k in range(trials()):
+        table = root / f"h{k}_tbl"
+        spark.sql(f"CREATE TABLE h{k} (id INT) STORED AS TEXTFILE LOCATION '{blockfs.url(table)}'")
+        spark.sql(f"INSERT INTO h{k} VALUES (1)")
+        kept = files(table)
+        assert kept, "the table has no data to lose"
+        error = fenced_in_step(
+            spark,
+            proxy,
+            fs,
+            "rename",
+            rf"/h{k}_tbl/.*/task_[^/]+/part-",
+            f"INSERT OVERWRITE TABLE h{k} SELECT 10",
+        )
+        assert files(table) == kept, f"trial {k}: the fenced insert loaded {sorted(files(table))}"
+        assert "LOCKS_LOST" in error and "the Hive load of" in error, error
