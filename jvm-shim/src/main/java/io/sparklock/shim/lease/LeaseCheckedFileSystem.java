@@ -4,8 +4,8 @@ import java.io.IOException;
 import java.net.URI;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FilterFileSystem;
@@ -42,6 +42,8 @@ public final class LeaseCheckedFileSystem extends FilterFileSystem {
    */
   private static final Map<String, FileSystem> WRAPPED = new ConcurrentHashMap<>();
 
+  private static final AtomicLong COMMITS = new AtomicLong();
+
   public LeaseCheckedFileSystem() {}
 
   /**
@@ -53,7 +55,7 @@ public final class LeaseCheckedFileSystem extends FilterFileSystem {
     if (scheme == null || conf.get(SAVED + implKey(scheme)) != null) {
       return;
     }
-    String token = UUID.randomUUID().toString();
+    String token = Long.toString(COMMITS.incrementAndGet());
     WRAPPED.put(token, real);
     conf.set(TOKEN, token);
     for (String key : new String[] {implKey(scheme), cacheKey(scheme)}) {
