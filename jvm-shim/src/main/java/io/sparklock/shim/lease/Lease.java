@@ -225,6 +225,21 @@ public final class Lease {
     }
   }
 
+  /**
+   * Python found {@code handle}'s locks lost (its session ended, the metastore dropped its
+   * request, another client removed its lock): the statement is fenced at once, whatever the
+   * deadline last pushed says, so a commit after this instant is refused and jobs it starts
+   * later are cancelled. Jobs tagged for a handle this JVM does not hold are cancelled only.
+   */
+  public static void lost(SparkContext sc, String handle, String reason) {
+    Bound b = handle == null ? null : BOUND.get(handle);
+    if (b == null) {
+      JobCancellation.cancelJobsWithTag(sc, FenceTags.of(handle), reason);
+      return;
+    }
+    fence(b, reason);
+  }
+
   /** Why {@code b}'s lease no longer holds, or null while it does. */
   private static String lapse(Bound b) {
     if (b.epoch == null) {
