@@ -275,27 +275,28 @@ class LockService:
             raise
         held.check()  # LOCKS_LOST if the session went while the statement held them
 
+    def statement_handles(self) -> list[str]:
+        with self._guard:  # the statements (implicit sets) holding locks now
+            return [h for h, x in self._held.items() if x.lock_type is LockType.IMPLICIT]
+
     def unreleased(self) -> list[str]:
         """Handles whose release failed and is still being retried."""
         return self._retrier.handles()
 
     def retry_unreleased(self) -> int:
-        """One retry of every failed release; returns how many are still unreleased (handles
-        for which retrying is pointless are given up, with one WARNING)."""
+        """One retry of every failed release; how many are still unreleased."""
         return self._retrier.retry()
 
     # -- journal --------------------------------------------------------------------------------
     def set_journal(self, target: str | os.PathLike | Callable[[dict], None] | None) -> None:
-        """Record every grant and release: a callable gets the records, a directory gets
-        ``journal-<pid>.jsonl``; None stops recording."""
+        """Record grants and releases: to a callable, ``<dir>/journal-<pid>.jsonl``, or off."""
         self._journal.set_target(target)
 
     def held(self, handle: str) -> HeldLocks | None:
         with self._guard:
             return self._held.get(handle)
 
-    def open_handles(self) -> int:
-        """Statements currently holding locks (memory stays O(locks held))."""
+    def open_handles(self) -> int:  # statements holding locks (memory stays O(locks held))
         with self._guard:
             return len(self._held)
 
@@ -314,8 +315,7 @@ class LockService:
 
     # -- lock statements ----------------------------------------------------------------------
     def show_locks(self, request: ShowLocksRequest) -> list[LockRow]:
-        """SHOW LOCKS: the locks on the request's object and below, waiting requests too (none
-        when disabled)."""
+        """SHOW LOCKS: the locks on the request's object and below, waiting ones too."""
         config = config_of(request.conf)
         if not config.enabled:
             return []

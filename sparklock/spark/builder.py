@@ -283,7 +283,7 @@ def attach(spark: Any):
 
     from .. import shim
     from ..service import sessions
-    from . import exceptions, locks_ui, telemetry_sink
+    from . import exceptions, jvm_watch, locks_ui, telemetry_sink
     from .callback import PyLockCallback
 
     gateway = spark.sparkContext._gateway
@@ -307,6 +307,7 @@ def attach(spark: Any):
             callback = PyLockCallback()
             bridge.setCallback(callback)
             _callbacks[id(gateway)] = callback
+            jvm_watch.watch(gateway)  # a JVM that dies leaves no statement's locks behind
         telemetry_sink.install(spark)  # the metric source, also where spark.plugins was replaced
         locks_ui.install(spark)  # the Spark UI's Locks tab, when the context has a UI
         exceptions.install()  # sparklock's JVM errors raise sparklock's Python classes
