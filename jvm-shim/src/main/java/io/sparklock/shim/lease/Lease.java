@@ -134,6 +134,7 @@ public final class Lease {
     Bound b = handle == null ? null : BOUND.remove(handle);
     if (b != null) {
       FencedJobs.forget(handle);
+      ExecutionLeases.unbind(handle);
     }
     if (b == null || quietly) {
       return;
@@ -193,7 +194,7 @@ public final class Lease {
   }
 
   private static void check(String what, boolean commit) {
-    for (Bound b : RUNNING.get()) {
+    for (Bound b : ExecutionLeases.underCurrentThread(RUNNING.get(), BOUND)) {
       synchronized (b) { // against a revocation deciding meanwhile whether it committed
         String reason = b.fenced != null ? b.fenced : lapse(b);
         if (reason != null) {
