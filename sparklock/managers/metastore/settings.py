@@ -58,13 +58,17 @@ class MetastoreSettings:
     heartbeat_interval: float | None = None
     lease_margin: float | None = None
     check_interval: float = 0.25
+    #: catalogs whose tables are this metastore's (:mod:`.catalogs`)
+    catalogs: frozenset[str] = frozenset()
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str]) -> MetastoreSettings:
         """Parsed and validated; the URIs are required only when the manager is built."""
+        from .catalogs import metastore_catalogs
+
         uris = str(conf.get(URIS, "") or "").strip()
-        if not uris:
-            uris = next((str(conf[k]).strip() for k in SESSION_URI_KEYS if conf.get(k)), "")
+        session_uris = next((str(conf[k]).strip() for k in SESSION_URI_KEYS if conf.get(k)), "")
+        uris = uris or session_uris
         if uris:
             try:
                 parse_uris(uris)
@@ -88,6 +92,7 @@ class MetastoreSettings:
             heartbeat_interval=duration(HEARTBEAT_INTERVAL, optional=True),
             lease_margin=duration(LEASE_MARGIN, optional=True),
             check_interval=duration(CHECK_INTERVAL, optional=False) or 0.25,
+            catalogs=metastore_catalogs(conf, uris, session_uris),
         )
         if settings.txn_timeout is not None:
             settings.timing(settings.txn_timeout)
