@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .uris import parse_uris
+
 CATALOG_PREFIX = "spark.sql.catalog."
 #: Iceberg's catalog classes; both honour ``type`` / ``catalog-impl``.
 ICEBERG_CATALOGS = frozenset(
@@ -23,8 +25,6 @@ SESSION_CATALOG = "spark_catalog"
 
 
 def _endpoints(uris: str) -> frozenset[tuple[str, int]]:
-    from .settings import parse_uris
-
     try:
         return frozenset((host.lower(), port) for host, port in parse_uris(uris))
     except ValueError:

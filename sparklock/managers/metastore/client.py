@@ -22,7 +22,7 @@ from thrift.transport import TSocket, TTransport
 
 from ...errors import LockManagerUnavailableError
 from . import wire
-from .settings import parse_uris
+from .uris import parse_uris
 
 
 class MetastoreUnavailable(OSError):
