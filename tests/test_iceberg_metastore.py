@@ -93,6 +93,12 @@ def hive_rows(hive: MetastoreLockHarness) -> list:
     return [r for r in hive.show() if r.db == DB]
 
 
+def spark_locks(hive: MetastoreLockHarness, state: str) -> list:
+    """Hive's rows of a sparklock statement's lock on ``t`` in ``state`` (its agent info says
+    it: ``<query id>:s=<session>:l=I:...``, not Iceberg's commit lock)."""
+    return [r for r in hive_rows(hive) if r.table == "t" and r.state == state and ":l=I" in r.agent]
+
+
 def timed(driver: Driver, sql: str) -> float:
     started = time.monotonic()
     ok(driver, sql)
@@ -132,7 +138,8 @@ def test_hive_waits_for_a_spark_insert_and_a_spark_merge_waits_for_hive(driver, 
     table = f"ice.{DB}.t"
     sql = f"INSERT INTO {table} SELECT slow(4, 3), 'slow'"
     assert driver.send({"op": "bg", "sql": sql, "id": "insert"})["started"]
-    assert wait_for(lambda: any(r.table == "t" for r in hive_rows(hive)), 60, 0.05)
+    # the statement's own lock, taken before its job (Iceberg's commit lock comes at the end)
+    assert wait_for(lambda: spark_locks(hive, "ACQUIRED"), 60, 0.05)
     writer = hive.statement("hive-insert", "bob", f"{DB}@t:X")
     assert writer.state == "WAITING"
     answer = driver.send({"op": "result", "id": "insert", "timeout": 120}, 130)
@@ -143,8 +150,9 @@ def test_hive_waits_for_a_spark_insert_and_a_spark_merge_waits_for_hive(driver, 
         "WHEN MATCHED THEN UPDATE SET v = s.v"
     )
     assert driver.send({"op": "bg", "sql": merge, "id": "merge"})["started"]
-    waiting = driver.send({"op": "result", "id": "merge", "timeout": 2}, 30)
-    assert waiting == {"ok": False, "error": "timeout"}  # still queued behind Hive's lock
+    assert wait_for(lambda: spark_locks(hive, "WAITING"), 60, 0.05)  # queued before it runs
+    waiting = driver.send({"op": "result", "id": "merge", "timeout": 1}, 30)
+    assert waiting == {"ok": False, "error": "timeout"}
     hive.release(writer)
     answer = driver.send({"op": "result", "id": "merge", "timeout": 120}, 130)
     assert answer["ok"], answer.get("error")

@@ -112,10 +112,8 @@ def as_named(obj: LockObject, names: Iterable[LockObject], catalogs: frozenset[s
 
 def metastore_database(obj: LockObject) -> str:
     """The database name the metastore keeps ``obj`` under: its Hive database, or for an object
-    of another catalog its scope (a reserved name, see the module doc).
-
-    The one place that decides it: a catalog backed by this same metastore (Iceberg's
-    ``HiveCatalog``) would map its namespace to the metastore's database here."""
+    of another catalog its scope (a reserved name, see the module doc). An object of a catalog
+    whose tables are this metastore's is first made the metastore's own (:func:`hive_object`)."""
     return obj.database
 
 

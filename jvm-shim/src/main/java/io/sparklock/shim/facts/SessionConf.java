@@ -1,6 +1,7 @@
 package io.sparklock.shim.facts;
 
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.internal.SQLConf;
@@ -23,8 +24,7 @@ public final class SessionConf {
    * catalog's tables are the metastore manager's own tables. No other property is forwarded
    * (catalogs carry credentials in theirs).
    */
-  private static final java.util.Set<String> CATALOG_PROPERTIES =
-      java.util.Set.of("type", "catalog-impl", "uri");
+  private static final Set<String> CATALOG_PROPERTIES = Set.of("type", "catalog-impl", "uri");
 
   private SessionConf() {}
 
