@@ -21,8 +21,8 @@ import time
 
 import pytest
 
-from tests.support import metastore
 from tests.support import iceberg as iceberg_support
+from tests.support import metastore
 from tests.support.driver import Driver
 from tests.support.locks import wait_for
 from tests.support.metastore_harness import MetastoreLockHarness
