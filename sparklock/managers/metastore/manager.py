@@ -186,8 +186,8 @@ class MetastoreLockManager(LockManager):
         blocker_ids = {r.blockedByExtId for r in rows if r.lockid == lockid and r.blockedByExtId}
         blocking = [r for r in rows if r.lockid in blocker_ids]
         holders = self._infos(blocking, [r.obj for r in sent])
-        holders = [h for h in holders if any(mapping.conflicts(q, h.obj, h.mode) for q in sent)]
-        return Refusal(mapping.refused_request(lock_set, holders), holders)
+        holders = [h for h in holders if any(self.names.meets(q, h) for q in sent)]
+        return Refusal(self.names.refused_request(lock_set, holders), holders)
 
     def _known(self) -> dict[int, tuple[LockData, str]]:
         with self._guard:
@@ -323,9 +323,7 @@ class MetastoreLockManager(LockManager):
             rows = self._call(self.client.show_locks, mapping.metastore_database(hive), hive.table)
         infos = self._infos(rows, [obj] if obj is not None else ())
         if obj is not None:
-            infos = [
-                i for i in infos if i.obj == obj or (descendants and obj.is_ancestor_of(i.obj))
-            ]
+            infos = [i for i in infos if self.names.listed(i.obj, obj, descendants)]
         return sorted(infos, key=listing_order)
 
     def unlock(

@@ -30,6 +30,31 @@ class Names:
         hive = LockRequest(self.hive(request.obj), request.mode)
         return mapping.covered(hive, [(self.hive(obj), mode)])
 
+    def listed(self, obj: LockObject, asked: LockObject, descendants: bool) -> bool:
+        """Whether a lock on ``obj`` belongs in a listing of ``asked`` (and, with
+        ``descendants``, of what is below it): by their names or as the metastore keeps them."""
+        if obj == asked or (descendants and asked.is_ancestor_of(obj)):
+            return True
+        kept, wanted = self.hive(obj), self.hive(asked)
+        return kept == wanted or (descendants and wanted.is_ancestor_of(kept))
+
+    def meets(self, request: LockRequest, held: LockInfo) -> bool:
+        """:func:`mapping.conflicts` of ``request`` with a held lock, as the metastore sees
+        both (their names may differ: ``ice.db.t`` and ``db@t`` are one table)."""
+        return mapping.conflicts(
+            LockRequest(self.hive(request.obj), request.mode), self.hive(held.obj), held.mode
+        )
+
+    def refused_request(
+        self, lock_set: Sequence[LockRequest], holders: Sequence[LockInfo]
+    ) -> LockRequest:
+        """:func:`mapping.refused_request` decided as the metastore sees the objects, answered
+        as the statement named its request."""
+        sent = [LockRequest(self.hive(r.obj), r.mode) for r in lock_set]
+        seen = [dataclasses.replace(h, obj=self.hive(h.obj)) for h in holders]
+        chosen = mapping.refused_request(sent, seen)
+        return next((r for r, q in zip(lock_set, sent, strict=True) if q is chosen), lock_set[0])
+
     def infos(
         self,
         rows: Sequence,
