@@ -1,8 +1,10 @@
 """An Iceberg ``HiveCatalog`` on the metastore sparklock locks in (``manager=metastore``).
 
 One Spark driver process (``tests.support.driver``) has the catalog ``ice`` =
-Iceberg's ``SparkCatalog`` with ``type=hive`` on the tests' Hive 4.0.1 metastore, whose lock API
-is also its lock manager; Hive's own lock client (the harness of ``test_metastore_interop``)
+Iceberg's ``SparkCatalog`` with ``type=hive`` on the tests' Hive 4.0.1 metastore, and Iceberg's
+``SparkSessionCatalog`` as ``spark_catalog`` on the same metastore (neither names a ``uri``: the
+session's ``hive.metastore.uris``, as Iceberg falls back); the metastore's lock API is also its
+lock manager; Hive's own lock client (the harness of ``test_metastore_interop``)
 locks the same metastore. Its tables are metastore tables (``db.t``), so sparklock must lock
 exactly what Hive's client locks, and Iceberg's commits (which would take a metastore lock of
 their own) must complete under the lock the statement already holds.
@@ -67,8 +69,11 @@ def driver(request, tmp_path_factory):
         "spark.sql.catalog.ice.type": "hive",
         "spark.sql.catalog.ice.uri": hive_metastore.uri,
         "spark.sql.catalog.ice.warehouse": str(root / "iceberg"),
+        # Iceberg behind the session catalog too, on the same metastore (no uri: the session's)
+        "spark.sql.catalog.spark_catalog": iceberg_support.iceberg.SESSION_CATALOG_CLASS,
+        "spark.sql.catalog.spark_catalog.type": "hive",
+        "spark.hadoop.hive.metastore.uris": hive_metastore.uri,
         "spark.sparklock.manager": "metastore",
-        "spark.sparklock.metastore.uris": hive_metastore.uri,
         **PATIENT,
     }
     d = Driver(None, None, str(root / "spark"), conf=conf, start_timeout=300)
@@ -189,3 +194,22 @@ def test_iceberg_commits_under_sparklock_s_lock_complete(driver, hive):
         ok(driver, f"UNLOCK TABLE {table}")
     assert max(took) < ICEBERG_LOCK_TIMEOUT / 6, took
     assert ok(driver, f"SELECT id, v FROM {table} WHERE id >= 20") == [[21, "z"]]
+
+
+def test_the_same_table_behind_the_session_catalog_is_the_same_lock(driver, hive):
+    """``spark_catalog`` = Iceberg's ``SparkSessionCatalog`` on the same metastore: its
+    ``icems.t`` is ``ice.icems.t`` and Hive's ``icems.t``, so a write to it waits for Hive's lock
+    client, and its commits too run without Iceberg's own lock."""
+    key = "spark.sql.catalog.spark_catalog.hadoop.iceberg.engine.hive.lock-enabled"
+    assert ok(driver, f"SET `{key}`") == [[key, "false"]]
+    writer = hive.statement("hive-writer", "bob", f"{DB}@t:X")
+    assert writer.state == "ACQUIRED"
+    try:
+        sql = f"INSERT INTO spark_catalog.{DB}.t VALUES (30, 'session')"
+        assert driver.send({"op": "bg", "sql": sql, "id": "session"})["started"]
+        assert wait_for(lambda: spark_locks(hive, "WAITING"), 60, 0.05)
+    finally:
+        hive.release(writer)
+    answer = driver.send({"op": "result", "id": "session", "timeout": 60}, 70)
+    assert answer["ok"], answer.get("error")
+    assert ok(driver, f"SELECT v FROM ice.{DB}.t WHERE id = 30") == [["session"]]
