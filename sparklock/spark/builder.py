@@ -77,6 +77,9 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
       scheme the user chose no store for (and the Delta part's jar on ``spark.jars``): Delta's
       own store, with the lease checked before a commit file is written
       (:mod:`sparklock.spark.delta_commits`);
+    * with ``manager=metastore``, for each Iceberg ``HiveCatalog`` on that metastore, when the
+      session starts: Iceberg's own commit lock off, unless the user set it
+      (:mod:`sparklock.spark.iceberg_hive`);
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
       metric source with the driver's metrics system (docs/operations.md, "Metrics and events");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
@@ -95,7 +98,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
     """
     from .. import shim
-    from . import delta_commits, driver_classpath, startup
+    from . import delta_commits, driver_classpath, iceberg_hive, startup
 
     options = getattr(builder, "_options", None)
     if options is None:
@@ -147,6 +150,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
             else:
                 attach(session)
                 startup.check(session)  # ConfigError / LockManagerUnavailableError now, not later
+                iceberg_hive.settle(session)  # Iceberg's commit lock off under sparklock's
         except BaseException:
             # Leave nothing behind: the next builder must not inherit the refused settings.
             if started_here:
