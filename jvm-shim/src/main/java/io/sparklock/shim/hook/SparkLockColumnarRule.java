@@ -1,5 +1,6 @@
 package io.sparklock.shim.hook;
 
+import io.sparklock.shim.write.CheckedWrites;
 import java.util.Iterator;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.rules.Rule;
@@ -22,6 +23,7 @@ import org.apache.spark.sql.execution.command.RunnableCommand;
  * statement started from inside a running command (saveAsTable → CTAS → insert) plans through
  * its own {@code QueryExecution}, so it is wrapped too. Plans that never run as a statement
  * (what EXPLAIN prints, a cached table's plan) stay as Spark made them ({@link PlanPurpose}).
+ * A v2 write at the root gets a write whose commit checks the lease ({@link CheckedWrites}).
  */
 public class SparkLockColumnarRule extends ColumnarRule {
   private final Rule<SparkPlan> insert = new InsertLockRoot();
@@ -58,7 +60,8 @@ public class SparkLockColumnarRule extends ColumnarRule {
       if (!isTopLevelPlanning() || PlanPurpose.neverRunsAsStatement(plan)) {
         return plan;
       }
-      return new SparkLockExec(plan);
+      // A v2 write's own commit is checked against the lease too (CheckedWrites).
+      return new SparkLockExec(CheckedWrites.wrap(plan));
     }
 
     /** SHOW LOCKS / LOCK / UNLOCK / EXPLAIN LOCKS call Python themselves. */
