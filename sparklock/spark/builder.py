@@ -72,7 +72,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
       every statement and parses the lock statements;
     * ``spark.sql.sources.commitProtocolClass``: ``io.sparklock.shim.LeaseCommitProtocol`` (unless
       the builder names one): Spark's own, with a staging area per job and the lease checked
-      before a job's output becomes visible (docs/fencing.md);
+      before a job's output becomes visible (docs/fencing.md); a session that changes it at
+      runtime has its file writes refused (``INVALID_CONFIG``);
     * where the session will have Delta Lake, ``spark.delta.logStore.<scheme>.impl`` for each
       scheme the user chose no store for (and the Delta part's jar on ``spark.jars``): Delta's
       own store, with the lease checked before a commit file is written

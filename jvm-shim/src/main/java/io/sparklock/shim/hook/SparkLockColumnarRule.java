@@ -1,6 +1,7 @@
 package io.sparklock.shim.hook;
 
 import io.sparklock.shim.write.CheckedWrites;
+import io.sparklock.shim.write.CommitProtocols;
 import java.util.Iterator;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.rules.Rule;
@@ -60,6 +61,7 @@ public class SparkLockColumnarRule extends ColumnarRule {
       if (!isTopLevelPlanning() || PlanPurpose.neverRunsAsStatement(plan)) {
         return plan;
       }
+      CommitProtocols.check(plan); // a file write under a protocol swapped at runtime: refused
       // A v2 write's own commit is checked against the lease too (CheckedWrites).
       return new SparkLockExec(CheckedWrites.wrap(plan));
     }
