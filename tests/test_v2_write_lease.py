@@ -11,6 +11,7 @@ can refuse it. Without that check the held commit goes on once released and adds
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -60,19 +61,19 @@ def test_writes_keep_their_interfaces_through_the_check(spark):
     assert spark.sql("SELECT * FROM ice.db.rows.snapshots").count() == 4  # one per write
 
 
-def test_a_commit_under_a_lapsed_lease_is_refused_and_no_snapshot_is_added(spark, proxy):
-    spark.sql("CREATE TABLE ice.db.t (batch STRING, id INT) USING iceberg")
-    spark.sql("INSERT INTO ice.db.t VALUES ('before', 0)")
-    before = metadata_version(spark, "t")
+def held_while_the_lease_lapses(spark, proxy, sql: str) -> str:
+    """Run ``sql`` on a thread, hold its v2 commit once its job ended, silence ZooKeeper until
+    the JVM fenced, let the commit go on; the statement's error text ("" if it succeeded).
+    ZooKeeper is healed and a new session reached before it returns."""
     bridge = spark._jvm.io.sparklock.shim.SparkLockBridge
     fences_before = len(bridge.leaseFences().splitlines())
     tracker = spark.sparkContext.statusTracker()
-    outcome: dict[str, object] = {}
+    outcome: dict[str, str] = {}
 
     def write() -> None:
         try:
-            spark.sql("INSERT INTO ice.db.t SELECT 'A', CAST(id AS INT) FROM range(0, 4, 1, 2)")
-            outcome["ok"] = True
+            spark.sql(sql)
+            outcome["ok"] = "succeeded"
         except Exception as e:  # noqa: BLE001 - the answer under test
             outcome["error"] = str(e)
 
@@ -96,6 +97,38 @@ def test_a_commit_under_a_lapsed_lease_is_refused_and_no_snapshot_is_added(spark
         writer.join(60)
         proxy.heal()
         writer.join(60)
-    error = str(outcome.get("error"))
-    assert "LOCKS_LOST" in error and "refused the commit of" in error, outcome
+    reconnect(spark)
+    return outcome.get("error", "")
+
+
+def reconnect(spark) -> None:
+    """A statement started while the old session is still retried fails with
+    LOCK_MANAGER_UNAVAILABLE: try until one locks (a new session)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            spark.sql("SHOW LOCKS").collect()
+            return
+        except Exception:  # noqa: BLE001 - retried until the deadline
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def test_a_commit_under_a_lapsed_lease_is_refused_and_no_snapshot_is_added(spark, proxy):
+    spark.sql("CREATE TABLE ice.db.t (batch STRING, id INT) USING iceberg")
+    spark.sql("INSERT INTO ice.db.t VALUES ('before', 0)")
+    before = metadata_version(spark, "t")
+    sql = "INSERT INTO ice.db.t SELECT 'A', CAST(id AS INT) FROM range(0, 4, 1, 2)"
+    error = held_while_the_lease_lapses(spark, proxy, sql)
+    assert "LOCKS_LOST" in error and "refused the commit of" in error, error
     assert metadata_version(spark, "t") == before, "the refused commit became a snapshot"
+
+
+def test_a_create_table_as_select_under_a_lapsed_lease_creates_nothing(spark, proxy):
+    """CTAS into Iceberg (``AtomicCreateTableAsSelectExec``) writes through a nested append
+    whose commit is checked; refused, Spark aborts the staged table."""
+    sql = "CREATE TABLE ice.db.ctas USING iceberg AS SELECT id FROM range(0, 4, 1, 2)"
+    error = held_while_the_lease_lapses(spark, proxy, sql)
+    assert "LOCKS_LOST" in error and "refused the commit of" in error, error
+    assert not spark.catalog.tableExists("ice.db.ctas"), "the refused CTAS created its table"
