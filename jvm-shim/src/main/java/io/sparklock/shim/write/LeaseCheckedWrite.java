@@ -11,7 +11,7 @@ import org.apache.spark.sql.connector.write.BatchWrite;
 /**
  * The behaviour of a checked {@code Write} / {@code BatchWrite} proxy ({@link CheckedWrites}):
  * every call goes to the original, except that {@code toBatch} answers a checked batch and a
- * batch's {@code commit} checks the statement's lease first ({@link Lease#checkCommit}: the
+ * batch's {@code commit} (each overload) checks the statement's lease first ({@link Lease#checkCommit}: the
  * statement's thread is the one Spark commits on). Serializable as its target is, should Spark
  * ship the plan node.
  */
@@ -41,7 +41,9 @@ final class LeaseCheckedWrite implements InvocationHandler, Serializable {
     if (name.equals("equals") && arity == 1) {
       return target.equals(unwrap(args[0]));
     }
-    if (name.equals("commit") && arity == 1 && target instanceof BatchWrite) {
+    // Every commit overload (Spark 4.x adds commit(messages, WriteSummary), whose default calls
+    // the one-argument commit on the original, out of the proxy's sight).
+    if (name.equals("commit") && arity >= 1 && target instanceof BatchWrite) {
       CheckedWrites.awaitRelease();
       // Throws LOCKS_LOST under a lapsed lease; Spark's write node then aborts the batch.
       Lease.checkCommit("the commit of " + target);
