@@ -10,6 +10,8 @@ import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.v2.V2TableWriteExec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Non-file v2 writes (Iceberg's snapshot commit, any catalog's v2 table) checked against the
@@ -26,6 +28,8 @@ import org.apache.spark.sql.execution.datasources.v2.V2TableWriteExec;
  * served without naming one.
  */
 public final class CheckedWrites {
+  private static final Logger LOG = LoggerFactory.getLogger("io.sparklock.shim.CheckedWrites");
+
   private CheckedWrites() {}
 
   /**
@@ -45,7 +49,18 @@ public final class CheckedWrites {
       changed |= checked != field;
       args[i] = checked;
     }
-    return changed ? (SparkPlan) plan.makeCopy(args) : plan;
+    if (!changed) {
+      return plan;
+    }
+    try {
+      return (SparkPlan) plan.makeCopy(args);
+    } catch (RuntimeException e) {
+      // A node Spark's copy cannot rebuild (a library's own write node): it runs as planned,
+      // its commit covered by the start check and the job cancellation only.
+      LOG.warn("sparklock: the commit of {} is not checked against the lease: {}",
+          plan.nodeName(), e.toString());
+      return plan;
+    }
   }
 
   /** A {@code Write} or {@code BatchWrite} with its commit checked; anything else as it is. */
