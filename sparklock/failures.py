@@ -34,7 +34,11 @@ class Condition(Enum):
     LOCK_DEADLOCK = ("40P01", "the statement was chosen to break a deadlock between lock owners")
     LOCK_WAIT_CANCELLED = ("57014", "the statement was cancelled while waiting for locks")
     LOCKS_LOST = ("40003", "a statement's locks were lost while it ran (outcome unknown)")
-    INVALID_CONFIG = ("22022", "a `spark.sparklock.*` value that cannot be used")
+    INVALID_CONFIG = (
+        "22022",
+        "a `spark.sparklock.*` value that cannot be used, or a runtime change of a Spark setting "
+        "the lease checks rely on (`spark.sql.sources.commitProtocolClass`)",
+    )
     LOCK_MANAGER_UNAVAILABLE = ("08001", "the lock manager (ZooKeeper, metastore) is unreachable")
     NOT_LOCKED = ("55000", "UNLOCK of an object that holds no lock")
     UNLOCK_NOT_OWNER = ("42501", "UNLOCK of another user's locks under `unlock.policy=owner`")

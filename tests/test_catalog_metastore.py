@@ -49,3 +49,36 @@ def test_catalog_objects_lock_list_and_conflict_in_the_metastore(mgr):
     finally:
         writer.release()
     take(mgr, T, X, "spark-b", "whole-table").release()
+
+
+def test_a_catalog_of_the_metastore_s_own_tables_locks_them_as_hive_does(hive_metastore):
+    """With ``ice`` an Iceberg ``HiveCatalog`` on this metastore (``catalogs``), ``ice.db.t``
+    is the metastore's ``db.t``: a lock on one meets a lock on the other, each shown as its
+    taker or the listing named it."""
+    from sparklock.managers.metastore import MetastoreLockManager, MetastoreSettings
+
+    settings = MetastoreSettings(uris=hive_metastore.uri, catalogs=frozenset({"ICE"}))
+    m = MetastoreLockManager(settings, FAIL_FAST)
+    ice_t = LockObject.of_catalog_table("ice", ["icedb"], "t")
+    hive_t = LockObject.of_table("icedb", "t")
+    try:
+        held = take(m, ice_t, X, "spark-a", "iceberg-write")
+        try:
+            assert (ice_t, X) in {(i.obj, i.mode) for i in m.list_locks()}
+            with pytest.raises(LockConflictError, match="ice.icedb.t"):
+                take(m, hive_t, S, "spark-b", "hive-read")
+            # listed under either name, as its taker named it
+            assert {(i.obj, i.mode) for i in m.list_locks(hive_t)} == {(ice_t, X)}
+        finally:
+            held.release()
+        other = take(m, hive_t, X, "spark-b", "hive-write")
+        try:
+            with pytest.raises(LockConflictError, match="ice.icedb.t"):
+                take(m, ice_t, S, "spark-a", "iceberg-read")
+            assert {(i.obj, i.mode) for i in m.list_locks(ice_t)} == {(ice_t, X)}
+            assert [i.obj for i in m.unlock(ice_t)] == [ice_t]  # UNLOCK TABLE ice.icedb.t
+        finally:
+            other.release()
+        assert m.list_locks(ice_t) == []
+    finally:
+        m.close()

@@ -1,13 +1,20 @@
 """What ``sparklock.configure`` sets for Delta's log commits (sparklock/spark/delta_commits.py):
-only where the session will have Delta, never over a store the user chose. Builder options only,
-no JVM (the stores at work on a real Delta: tests/test_delta_lease.py)."""
+only where the session will have Delta (on the builder or configured outside it), never over a
+store the user chose. No JVM (the stores at work on a real Delta: tests/test_delta_lease.py)."""
 
 from __future__ import annotations
 
 from pyspark.sql import SparkSession
 
 from sparklock.spark import delta_commits
-from sparklock.spark.delta_commits import STORES, scheme_key, stores_to_set, uses_delta
+from sparklock.spark.delta_commits import (
+    DETECT_KEYS,
+    STORES,
+    scheme_key,
+    stores_to_set,
+    uses_delta,
+)
+from sparklock.spark.launch_conf import outside_builder, submit_args_conf
 
 DELTA_BUILDER_OPTIONS = {"spark.sql.extensions": delta_commits.DELTA_EXTENSION}
 
@@ -54,3 +61,37 @@ def test_a_builder_without_delta_gets_nothing():
     assert delta_commits.configure(builder) is None
     assert builder._options["spark.jars"] == "/x.jar"
     assert not [k for k in builder._options if "logStore" in k]
+
+
+def test_spark_submit_args_are_read_as_conf():
+    args = (
+        "--master local[2] --packages io.delta:delta-spark_2.13:4.0.1 --jars /a.jar,/b.jar "
+        "--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension "
+        "-c spark.x=1 --conf=spark.y=2 --driver-memory 2g pyspark-shell"
+    )
+    assert submit_args_conf(args) == {
+        "spark.jars.packages": "io.delta:delta-spark_2.13:4.0.1",
+        "spark.jars": "/a.jar,/b.jar",
+        "spark.sql.extensions": delta_commits.DELTA_EXTENSION,
+        "spark.x": "1",
+        "spark.y": "2",
+    }
+    assert submit_args_conf("pyspark-shell") == {}
+    assert submit_args_conf("--conf 'unbalanced") == {}
+
+
+def test_delta_configured_outside_the_builder_is_recognised(tmp_path, monkeypatch):
+    """Delta in spark-defaults.conf or in PYSPARK_SUBMIT_ARGS, a builder that names none."""
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    builder_options = {"spark.sql.extensions": "io.sparklock.shim.SparkLockExtensions"}
+    assert not uses_delta(builder_options, None, outside_builder(DETECT_KEYS))
+    (tmp_path / "spark-defaults.conf").write_text(
+        f"spark.sql.extensions   {delta_commits.DELTA_EXTENSION}\n"
+    )
+    assert uses_delta(builder_options, None, outside_builder(DETECT_KEYS))
+    (tmp_path / "spark-defaults.conf").write_text("# nothing\n")
+    monkeypatch.setenv(
+        "PYSPARK_SUBMIT_ARGS", "--packages io.delta:delta-spark_2.12:3.3.2 pyspark-shell"
+    )
+    assert uses_delta(builder_options, None, outside_builder(DETECT_KEYS))

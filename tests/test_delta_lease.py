@@ -106,3 +106,66 @@ def test_a_commit_under_a_lapsed_lease_is_refused_and_the_version_stays(spark, p
     error = str(outcome.get("error"))
     assert "LOCKS_LOST" in error and "the Delta log commit" in error, outcome
     assert version(log_dir) == before, "the refused commit became a version"
+
+
+def exclusive_on(session, name: str) -> bool:
+    rows = session.sql("SHOW LOCKS").collect()
+    return any(r["name"] == name and r["mode"] == "EXCLUSIVE" for r in rows)
+
+
+def test_a_stream_micro_batch_commit_under_a_lapsed_lease_is_refused(spark, proxy, tmp_path):
+    """Delta's sink writes a micro-batch's files in a nested execution (which takes the batch's
+    locks) and commits to the log afterwards, from the batch's own execution: the locks must
+    still be held then, and the commit file checked against their lease as a statement's is."""
+    spark.sql("CREATE TABLE src (id INT) USING delta")
+    spark.sql("INSERT INTO src VALUES (1), (2), (3), (4)")
+    spark.sql("CREATE TABLE sunk (batch STRING, id INT) USING delta")
+    log_dir = Path(urlparse(str(delta_log(spark, "sunk").logPath().toUri())).path)
+    before = version(log_dir)
+    lease = spark._jvm.io.sparklock.shim.SparkLockBridge
+    fences_before = len(lease.leaseFences().splitlines())
+    tracker = spark.sparkContext.statusTracker()
+    commit_lock = delta_log(spark, "sunk").snapshotLock()
+    stream = (
+        spark.readStream.table("src")
+        .selectExpr("'S' AS batch", "slow(id, 1.0) AS id")
+        .writeStream.format("delta")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+    )
+    query = None
+    try:
+        query = stream.toTable("sunk")
+        wait_until(
+            lambda: (
+                not query.isActive
+                or (exclusive_on(spark, "default@sunk") and tracker.getActiveJobsIds())
+            ),
+            60,
+            "the batch's write job, under its lock",
+        )
+        assert query.isActive, f"the query ended early: {query.exception()}"
+        commit_lock.lock()
+        try:
+            wait_until(
+                lambda: commit_lock.hasQueuedThreads() and not tracker.getActiveJobsIds(),
+                60,
+                "the micro-batch to wait for its commit with no job running",
+            )
+            proxy.silence()
+            wait_until(
+                lambda: len(lease.leaseFences().splitlines()) > fences_before,
+                30,
+                "the JVM to fence",
+            )
+        finally:
+            commit_lock.unlock()
+        with pytest.raises(Exception) as failed:
+            query.awaitTermination(120)
+    finally:
+        proxy.heal()
+        if query is not None:
+            query.stop()
+    error = str(failed.value)
+    assert "LOCKS_LOST" in error and "the Delta log commit" in error, error[:2000]
+    assert version(log_dir) == before, "the refused micro-batch commit became a version"

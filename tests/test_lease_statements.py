@@ -88,3 +88,45 @@ def test_a_create_table_as_select_fenced_in_its_job_leaves_no_table(spark, proxy
     )
     assert "LOCKS_LOST" in error, error
     assert not spark.catalog.tableExists("c")
+
+
+def test_a_writer_whose_lock_another_client_removed_is_fenced(spark, zk_server):
+    """An UNLOCK of another driver (a plain ZooKeeper client deleting the writer's lock node, as
+    ``python -m sparklock release`` or Hive would) while the writer's job runs: the JVM fences it
+    at once (its lease was healthy), its job is cancelled, nothing of it is written."""
+    from tests.support.zk_tree import inspecting, znodes
+
+    spark.sql("CREATE TABLE r (id INT) USING parquet")
+    spark.sql("INSERT INTO r VALUES (1)")
+    before = data_files(spark, "r")
+    bridge = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge
+    fences_before = len(bridge.leaseFences().splitlines())
+    root = "/" + spark.conf.get("spark.sparklock.zookeeper.namespace")
+    tracker = spark.sparkContext.statusTracker()
+    outcome: dict[str, str] = {}
+
+    def run() -> None:
+        try:
+            spark.sql(
+                "INSERT INTO r SELECT slow(CAST(id AS INT), 1.0) FROM range(0, 24, 1, 2)"
+            ).collect()
+            outcome["ok"] = "succeeded"
+        except Exception as e:  # noqa: BLE001 - the answer under test
+            outcome["error"] = str(e)
+
+    writer = threading.Thread(target=run)
+    writer.start()
+    with inspecting(zk_server.address) as other:
+        wait_until(lambda: len(tracker.getActiveJobsIds()) > 0, 60, "the statement's job")
+        exclusive = [p for p in znodes(other, root, locks_only=True) if "EXCLUSIVE" in p]
+        assert exclusive, znodes(other, root, locks_only=True)
+        for path in exclusive:
+            other.delete(path)
+        started = time.monotonic()
+        writer.join(60)
+    assert "error" in outcome, f"the writer was not fenced: {outcome}"
+    assert "LOCKS_LOST" in outcome["error"], outcome["error"]
+    assert "removed by another client" in outcome["error"], outcome["error"]
+    assert time.monotonic() - started < 10  # cancelled, not left to run its 12 s of tasks
+    assert len(bridge.leaseFences().splitlines()) > fences_before
+    assert data_files(spark, "r") == before

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import time
 
 import pytest
 
@@ -273,3 +274,57 @@ def test_explicit_scope_removes_only_lock_table_locks(conf):
     assert locks(svc, c) == []
     with pytest.raises(ConfigError, match="spark.sparklock.unlock.scope.*all or explicit"):
         SparkLockConfig.from_conf({"spark.sparklock.unlock.scope": "mine"})
+
+
+@pytest.mark.zookeeper
+def test_a_lock_removed_by_another_client_fences_the_writer(zk_server, zk_namespace):
+    """An UNLOCK of another driver (here: a plain ZooKeeper client deleting the node, as
+    ``python -m sparklock release`` or Hive's UNLOCK would) reaches the writer through its watch:
+    fenced, and its release fails with LOCKS_LOST. A reader's removed lock and the writer's own
+    release fence nothing."""
+    from sparklock.errors import LocksLostError
+    from sparklock.rules.facts import parse_facts
+    from tests.support.lease_faults import wait_until
+    from tests.support.zk_tree import inspecting
+
+    def table_lock(handle: str) -> str:
+        (lock_id,) = [i.lock_id for i in svc.held(handle).locks if i.name.endswith(T["table"])]
+        return lock_id
+
+    conf = {
+        "spark.sparklock.manager": "zookeeper",
+        "spark.sparklock.zookeeper.quorum": zk_server.address,
+        "spark.sparklock.zookeeper.namespace": zk_namespace,
+    }
+    svc = LockService()
+    fenced: list[tuple[str, str]] = []
+    svc.add_fencer(lambda handle, reason: fenced.append((handle, reason)))
+    try:
+        with inspecting(zk_server.address) as other:
+            running = svc.acquire(writer(conf, "1"))
+            other.delete(table_lock(running))
+            wait_until(lambda: fenced, 10, "the writer fenced")
+            assert [h for h, _ in fenced] == [running]
+            with pytest.raises(LocksLostError) as lost:
+                svc.release(running)
+            assert "removed by another client" in str(lost.value), str(lost.value)
+
+            done = svc.acquire(writer(conf, "2"))
+            svc.release(done)  # its own release: no fence
+            reader = svc.acquire(
+                parse_facts(
+                    {
+                        "session": "s-read",
+                        "executionId": "3",
+                        "sql": "SELECT * FROM unlock_policy_t",
+                        "conf": {**conf, **FAST},
+                        "reads": [{"kind": "table", "catalog": "spark_catalog", **T}],
+                    }
+                )
+            )
+            other.delete(table_lock(reader))
+            time.sleep(1.0)  # a watch would have fired by now (local server)
+            assert [h for h, _ in fenced] == [running]
+            svc.release(reader)
+    finally:
+        managers.get_manager(config_of(conf)).close()

@@ -313,6 +313,12 @@ class LockManager(ABC):
         connection thread: it must not block; idempotent). Default: nothing renews."""
         return None
 
+    def watch_removals(self, listener: Callable[[HeldLocks, set[str]], None]) -> None:
+        """``listener(held, lock_ids)`` when another client removes a lock that protects a write
+        of a granted statement of this process (an UNLOCK elsewhere). Managers that cannot see
+        that (the default) never call it; their statement learns it at its release."""
+        return None
+
     # -- maintenance (python -m sparklock stale) -------------------------------------------------
     def remove_locks(self, infos: Sequence[LockInfo]) -> list[str]:
         """Force-remove exactly these locks (the operator's sweep of stale explicit locks);

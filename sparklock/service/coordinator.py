@@ -14,9 +14,8 @@ service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_
   ends matching waits with ``LOCK_WAIT_CANCELLED`` (nothing held). ``sparklock.spark.callback``
   calls it from PySpark's ``cancelAllJobs``/``cancelJobGroup``/``cancelJobsWithTag``/
   ``interruptAll`` (and so from Ctrl-C, whose handler calls ``cancelAllJobs``).
-* **Fencing.** When a handle's locks are lost (ZooKeeper session expired) the registered fencers
-  run at once (the Spark callback has the JVM cancel the jobs it tagged with the handle), and the
-  handle's release raises ``LOCKS_LOST``: a statement that lost its locks never reports success.
+* **Fencing.** When a handle's locks are lost (session expired, removed elsewhere) the fencers
+  run at once (the JVM fences the statement), and its release raises ``LOCKS_LOST``.
 * **Release failures are reported and retried.** A release that still fails after
   ``spark.sparklock.unlock.numRetries`` raises ``UNLOCK_FAILED`` to the statement, and the handle is
   kept and retried in the background until its locks are gone (released, or dead with the
@@ -25,9 +24,8 @@ service wires together -- :mod:`.cancellation`, :mod:`.fencing`, :mod:`.release_
   after a whole session timeout without a server, see
   ``sparklock.managers.zookeeper.wire.session``) or its manager was closed
   (``LockManager.close``, ``sparklock.managers.close_all``); the thread ends with the last one.
-* **Journal** (tests, audits): with ``SPARKLOCK_JOURNAL=<dir>`` (or :meth:`LockService.set_journal`)
-  every grant and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each
-  (a grant also with ``waited_ns``, the time it took to get the locks).
+* **Journal** (tests, audits): with ``SPARKLOCK_JOURNAL=<dir>`` every grant (with ``waited_ns``)
+  and release is written with its ``time.monotonic_ns()`` stamp, one JSON line each.
 """
 
 from __future__ import annotations
@@ -131,6 +129,12 @@ class LockService:
                 manager.watch_lease(watcher)
         return term
 
+    def _removed_elsewhere(self, held: HeldLocks, lock_ids: set[str]) -> None:
+        """Another client removed a lock guarding a write of ``held``: fenced as by UNLOCK."""
+        with self._guard:
+            running = [(h, x) for h, x in self._held.items() if x is held]
+        self._fencing.removed_elsewhere(held, running, lock_ids)
+
     def _take(self, facts: Facts, config: SparkLockConfig) -> tuple[str, HeldLocks | None]:
         """The statement's locks: its handle ('' and None when nothing is locked)."""
         if not config.enabled:
@@ -147,8 +151,10 @@ class LockService:
         text = statement_text(config.query_text, facts.sql, plan.command, plan.requests)
         scope = {"jobGroup": facts.job_group, "jobTags": facts.job_tags}  # as a LOCK request's
         asked = time.monotonic_ns()
+        manager = get_manager(config)
+        manager.watch_removals(self._removed_elsewhere)
         with self._waits.cancellable(session, scope) as cancel:
-            held = get_manager(config).acquire_set(
+            held = manager.acquire_set(
                 requests,
                 owner=owner,
                 query_id=query_id,
@@ -179,8 +185,7 @@ class LockService:
                     "locks": [[i.name, i.mode.value] for i in held.locks],
                 }
             )
-        # Fencing: the moment the locks are lost, stop the statement's jobs.
-        fence = self._fencing.fence
+        fence = self._fencing.fence  # the moment the locks are lost, fence the statement
         held.on_lost(lambda h, handle=handle: fence(handle, h.lost_reason or "locks lost"))
         if held.lost:  # lost before the statement even started: fail it now, unrun
             self.release(handle)  # raises LOCKS_LOST
@@ -195,13 +200,9 @@ class LockService:
         tag: str | None = None,
         reason: str = "sparklock.cancel_waits()",
     ) -> int:
-        """End the lock waits that match every given filter (none given: all of them).
-
-        A matching acquisition gives up its place in line, holds nothing and fails with
-        ``LOCK_WAIT_CANCELLED: cancelled by <reason> ...``. Returns how many waits were ended.
-        ``sparklock.spark.callback`` calls it from PySpark's ``cancelAllJobs``/``cancelJobGroup``/
-        ``cancelJobsWithTag``/``interruptAll`` (and so from Ctrl-C).
-        """
+        """End the lock waits that match every given filter (none given: all); how many. Each
+        gives up its place in line and fails with ``LOCK_WAIT_CANCELLED: cancelled by <reason>``
+        (PySpark's job cancellations and Ctrl-C call it: ``sparklock.spark.callback``)."""
         return self._waits.cancel(session=session, group=group, tag=tag, reason=reason)
 
     def observe_explicit(
@@ -253,12 +254,9 @@ class LockService:
         return remaining, Owner(session, frozenset(i.lock_id for i in infos))
 
     def release(self, handle: str) -> None:
-        """Release a handle's locks; unknown or already released handles are fine (idempotent).
-
-        Raises ``LOCKS_LOST`` when the locks were lost while held (the statement ran unprotected
-        from then on, so it must fail), ``UNLOCK_FAILED`` when they cannot be released (the handle
-        is then retried in the background until its locks are gone).
-        """
+        """Release a handle's locks (idempotent). Raises ``LOCKS_LOST`` when they were lost while
+        held (the statement ran unprotected from then on: it must fail), ``UNLOCK_FAILED`` when
+        they cannot be released (then retried in the background until they are gone)."""
         if not handle:
             return
         with self._guard:
@@ -277,27 +275,28 @@ class LockService:
             raise
         held.check()  # LOCKS_LOST if the session went while the statement held them
 
+    def statement_handles(self) -> list[str]:
+        with self._guard:  # the statements (implicit sets) holding locks now
+            return [h for h, x in self._held.items() if x.lock_type is LockType.IMPLICIT]
+
     def unreleased(self) -> list[str]:
         """Handles whose release failed and is still being retried."""
         return self._retrier.handles()
 
     def retry_unreleased(self) -> int:
-        """One retry of every failed release; returns how many are still unreleased (handles
-        for which retrying is pointless are given up, with one WARNING)."""
+        """One retry of every failed release; how many are still unreleased."""
         return self._retrier.retry()
 
     # -- journal --------------------------------------------------------------------------------
     def set_journal(self, target: str | os.PathLike | Callable[[dict], None] | None) -> None:
-        """Record every grant and release: a callable gets the records, a directory gets
-        ``journal-<pid>.jsonl``; None stops recording."""
+        """Record grants and releases: to a callable, ``<dir>/journal-<pid>.jsonl``, or off."""
         self._journal.set_target(target)
 
     def held(self, handle: str) -> HeldLocks | None:
         with self._guard:
             return self._held.get(handle)
 
-    def open_handles(self) -> int:
-        """Statements currently holding locks (memory stays O(locks held))."""
+    def open_handles(self) -> int:  # statements holding locks (memory stays O(locks held))
         with self._guard:
             return len(self._held)
 
@@ -316,8 +315,7 @@ class LockService:
 
     # -- lock statements ----------------------------------------------------------------------
     def show_locks(self, request: ShowLocksRequest) -> list[LockRow]:
-        """SHOW LOCKS: the locks on the request's object and below, waiting requests too (none
-        when disabled)."""
+        """SHOW LOCKS: the locks on the request's object and below, waiting ones too."""
         config = config_of(request.conf)
         if not config.enabled:
             return []
@@ -336,8 +334,10 @@ class LockService:
         mode = LockMode.parse(str(request.mode or ""))
         session = request.session
         scope = {"jobGroup": request.job_group, "jobTags": request.job_tags or []}
+        manager = get_manager(config)
+        manager.watch_removals(self._removed_elsewhere)
         with self._waits.cancellable(session, scope) as cancel:
-            held = get_manager(config).acquire_set(
+            held = manager.acquire_set(
                 exact_lock_set([LockRequest(obj, mode)]),
                 owner=session,
                 query_id=self._query_id(session, "lock"),

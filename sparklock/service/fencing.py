@@ -26,6 +26,13 @@ Fencer = Callable[[str, str], None]  # (handle, reason)
 Revoker = Callable[[str, str], str]
 
 
+#: Why a statement is fenced whose lock another client removed (``LockManager.watch_removals``).
+REMOVED_ELSEWHERE = (
+    "its lock was removed by another client of the lock service (an UNLOCK TABLE of another "
+    "driver or server, `python -m sparklock release`, or Hive's UNLOCK)"
+)
+
+
 def unlocked_by(
     statement: str, user: str | None, session: str, client: str | None, agent: str | None
 ) -> str:
@@ -88,6 +95,15 @@ class Fencing:
             held.mark_lost(reason)  # the fencers cancel its jobs; its release says LOCKS_LOST
             fenced.append(handle)
         return fenced
+
+    def removed_elsewhere(
+        self, held: HeldLocks, running: list[tuple[str, HeldLocks]], removed: set[str]
+    ) -> None:
+        """Another client removed lock ids of ``held``: as :meth:`revoke`; a set not yet handed
+        to its statement (``running`` empty) is marked lost, so the statement fails as it starts."""
+        if not running and not held.released:
+            held.mark_lost(REMOVED_ELSEWHERE)
+        self.revoke(running, removed, REMOVED_ELSEWHERE)
 
     def add(self, fencer: Fencer) -> None:
         with self._guard:

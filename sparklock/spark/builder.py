@@ -58,10 +58,26 @@ def _settle(builder: SparkSession.Builder, jar: str) -> None:
     builder.config("spark.plugins", _append(options.get("spark.plugins"), shim.PLUGIN_CLASS))
 
 
+#: the list keys ``configure`` appends to; a builder value replaces spark-defaults.conf's
+SEEDED_KEYS = ("spark.jars", "spark.sql.extensions", "spark.plugins")
+
+
+def _seed_from_defaults(builder: SparkSession.Builder) -> None:
+    """Start each list key this module appends to from ``spark-defaults.conf`` when the builder
+    has none: the builder's value would replace the file's (Delta's extension there, a jar)
+    instead of adding to it."""
+    from .driver_classpath import spark_defaults_value
+
+    for key in SEEDED_KEYS:
+        if not builder._options.get(key) and (value := spark_defaults_value(key)):
+            builder.config(key, value)
+
+
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Install sparklock into a ``SparkSession.Builder`` and return the same builder.
 
-    It adds (appending to what the builder already has, never replacing it):
+    It adds (appending to what the builder already has, or else to ``spark-defaults.conf``'s
+    value, never replacing it):
 
     * ``spark.jars``: the sparklock shim jar (built from ``jvm-shim/`` on first use, see
       ``sparklock.shim``);
@@ -72,11 +88,16 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
       every statement and parses the lock statements;
     * ``spark.sql.sources.commitProtocolClass``: ``io.sparklock.shim.LeaseCommitProtocol`` (unless
       the builder names one): Spark's own, with a staging area per job and the lease checked
-      before a job's output becomes visible (docs/fencing.md);
-    * where the session will have Delta Lake, ``spark.delta.logStore.<scheme>.impl`` for each
+      before a job's output becomes visible (docs/fencing.md); a session that changes it at
+      runtime has its file writes refused (``INVALID_CONFIG``);
+    * where the session will have Delta Lake (on the builder, in ``spark-defaults.conf`` or
+      ``PYSPARK_SUBMIT_ARGS``), ``spark.delta.logStore.<scheme>.impl`` for each
       scheme the user chose no store for (and the Delta part's jar on ``spark.jars``): Delta's
       own store, with the lease checked before a commit file is written
       (:mod:`sparklock.spark.delta_commits`);
+    * with ``manager=metastore``, for each Iceberg ``HiveCatalog`` on that metastore, when the
+      session starts: Iceberg's own commit lock off, unless the user set it
+      (:mod:`sparklock.spark.iceberg_hive`);
     * ``spark.plugins``: ``io.sparklock.shim.SparkLockPlugin``, which registers the ``sparklock``
       metric source with the driver's metrics system (docs/operations.md, "Metrics and events");
     * a wrapped ``getOrCreate`` on this builder only: the session it returns has the Python lock
@@ -95,7 +116,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     taken by the server's driver (``python -m sparklock connect-server``), not by a client.
     """
     from .. import shim
-    from . import delta_commits, driver_classpath, startup
+    from . import delta_commits, driver_classpath, iceberg_hive, startup
 
     options = getattr(builder, "_options", None)
     if options is None:
@@ -114,6 +135,7 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
         from .connect import connect_conf
 
         connect_conf(options)
+    _seed_from_defaults(builder)
     jar = str(shim.jar_path())
     builder.config("spark.jars", _append(options.get("spark.jars"), jar))
     driver_classpath.add_shim(options, builder, jar)
@@ -147,6 +169,8 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
             else:
                 attach(session)
                 startup.check(session)  # ConfigError / LockManagerUnavailableError now, not later
+                iceberg_hive.settle(session)  # Iceberg's commit lock off under sparklock's
+                delta_commits.warn_if_unchecked(session)
         except BaseException:
             # Leave nothing behind: the next builder must not inherit the refused settings.
             if started_here:
@@ -283,7 +307,7 @@ def attach(spark: Any):
 
     from .. import shim
     from ..service import sessions
-    from . import exceptions, locks_ui, telemetry_sink
+    from . import exceptions, jvm_watch, locks_ui, telemetry_sink
     from .callback import PyLockCallback
 
     gateway = spark.sparkContext._gateway
@@ -307,6 +331,7 @@ def attach(spark: Any):
             callback = PyLockCallback()
             bridge.setCallback(callback)
             _callbacks[id(gateway)] = callback
+            jvm_watch.watch(gateway)  # a JVM that dies leaves no statement's locks behind
         telemetry_sink.install(spark)  # the metric source, also where spark.plugins was replaced
         locks_ui.install(spark)  # the Spark UI's Locks tab, when the context has a UI
         exceptions.install()  # sparklock's JVM errors raise sparklock's Python classes

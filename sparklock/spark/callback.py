@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Iterator
 
-from ..errors import LocksLostError, LockWaitCancelledError, SparkLockError
+from ..errors import LockWaitCancelledError, SparkLockError
 from ..protocol.messages import (
     Acquired,
     CancelWaitsRequest,
@@ -182,16 +182,16 @@ _hooks_installed = False
 
 
 def fence_jobs(handle: str, reason: str) -> None:
-    """A handle's locks are lost: cancel the Spark jobs its statement runs (the JVM tagged them with
-    the handle's fence tag, whose form the JVM alone knows). The statement then fails; its release
-    reports ``LOCKS_LOST`` whatever else happened (a driver-side commit cannot be cancelled)."""
+    """A handle's locks are lost: the JVM fences its statement at once (commits refused from now
+    on, whatever lease deadline was pushed last) and cancels the Spark jobs it runs (tagged with
+    the handle's fence tag, whose form the JVM alone knows). Its release reports ``LOCKS_LOST``."""
     from pyspark import SparkContext
 
     sc = SparkContext._active_spark_context
     if sc is None:
         return
     bridge = sc._jvm.io.sparklock.shim.SparkLockBridge
-    bridge.cancelFencedJobs(sc._jsc.sc(), handle, str(LocksLostError(reason)))
+    bridge.cancelFencedJobs(sc._jsc.sc(), handle, reason)
 
 
 def revoke_locks(handle: str, reason: str) -> str:

@@ -8,7 +8,8 @@ store wrapping that same default (``io.sparklock.shim.delta``), which checks the
 before the commit file is written, and puts the Delta part's jar on ``spark.jars``.
 
 It does so only when the session will have Delta (its extension, catalog or artifact on the
-builder, or its classes in a JVM already running) and leaves alone every scheme the user chose a
+builder, in ``spark-defaults.conf`` or in ``PYSPARK_SUBMIT_ARGS``, or its classes in a JVM
+already running) and leaves alone every scheme the user chose a
 store for; with ``spark.delta.logStore.class`` set (Delta refuses it together with any
 per-scheme key) it sets nothing.
 """
@@ -45,11 +46,29 @@ def _listed(options: Mapping[str, Any], key: str) -> list[str]:
     return [x.strip() for x in str(options.get(key) or "").split(",") if x.strip()]
 
 
-def uses_delta(options: Mapping[str, Any], jvm: Any = None) -> bool:
-    """Whether the session this builder makes will have Delta."""
+#: the keys that say a session has Delta, wherever they are set
+DETECT_KEYS = (
+    "spark.sql.extensions",
+    "spark.sql.catalog.spark_catalog",
+    "spark.jars.packages",
+    "spark.jars",
+)
+
+
+def uses_delta(
+    options: Mapping[str, Any], jvm: Any = None, outside: Mapping[str, str] | None = None
+) -> bool:
+    """Whether the session this builder makes will have Delta: from the builder's ``options``,
+    what is set ``outside`` it (``spark-defaults.conf``, ``PYSPARK_SUBMIT_ARGS``:
+    :func:`sparklock.spark.launch_conf.outside_builder`) or a running ``jvm``'s classes."""
+    if outside:
+        merged = {
+            k: ",".join(str(v) for v in (options.get(k), outside.get(k)) if v) for k in DETECT_KEYS
+        }
+        options = {**options, **merged}
     if DELTA_EXTENSION in _listed(options, "spark.sql.extensions"):
         return True
-    if str(options.get("spark.sql.catalog.spark_catalog") or "") == DELTA_CATALOG:
+    if DELTA_CATALOG in _listed(options, "spark.sql.catalog.spark_catalog"):
         return True
     if any(p.startswith("io.delta:") for p in _listed(options, "spark.jars.packages")):
         return True
@@ -88,9 +107,10 @@ def configure(builder: Any, jvm: Any = None) -> str | None:
     commits are then fenced by job cancellation only)."""
     from ..shim import ShimBuildError, delta_jar
     from .driver_classpath import spark_defaults_value
+    from .launch_conf import outside_builder
 
     options = builder._options
-    if not uses_delta(options, jvm):
+    if not uses_delta(options, jvm, outside_builder(DETECT_KEYS)):
         return None
     keys = [*CLASS_KEYS, *(scheme_key(s) for s in STORES)]
     defaults = {k: v for k in keys if (v := spark_defaults_value(k))}
@@ -112,3 +132,34 @@ def configure(builder: Any, jvm: Any = None) -> str | None:
     if jar not in jars:
         builder.config("spark.jars", ",".join([*jars, jar]))
     return jar
+
+
+def unchecked_schemes(session: Any) -> list[str]:
+    """The schemes whose Delta log commits the running ``session`` does not check: none when it
+    has no Delta (its conf and its classes, however Delta was configured) or its user chose the
+    stores; otherwise each scheme of :data:`STORES` whose key the running conf lacks."""
+    conf = session.sparkContext.getConf()
+    running = {k: conf.get(k) for k in (*DETECT_KEYS, *CLASS_KEYS)}
+    if not uses_delta(running, session.sparkContext._jvm):
+        return []
+    if any(running.get(k) for k in CLASS_KEYS):
+        return []
+    return [
+        s
+        for s in STORES
+        if not conf.get(scheme_key(s)) and not conf.get(f"delta.logStore.{s}.impl")
+    ]
+
+
+def warn_if_unchecked(session: Any) -> None:
+    """After the session started: a Delta this process could not foresee (configured where
+    :func:`configure` does not look) is named in a WARNING, with the keys that would check it."""
+    schemes = unchecked_schemes(session)
+    if schemes:
+        log.warning(
+            "sparklock: this session has Delta Lake but its log commits of %s are not checked "
+            "against the lease (fenced by job cancellation only): configure Delta on the "
+            "builder passed to sparklock.configure, or set %s (docs/fencing.md)",
+            ", ".join(schemes),
+            ", ".join(f"{scheme_key(s)}={STORES[s]}" for s in schemes),
+        )

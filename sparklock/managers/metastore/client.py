@@ -20,12 +20,22 @@ from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
+from ...errors import LockManagerUnavailableError
 from . import wire
-from .settings import parse_uris
+from .uris import parse_uris
 
 
 class MetastoreUnavailable(OSError):
     """No metastore URI answered (or a call's connection broke)."""
+
+
+def odd_state(response: Any) -> LockManagerUnavailableError:
+    """The error of a ``lock``/``check_lock`` answer that is neither granted nor waiting."""
+    state = wire.LOCK_STATE_NAMES.get(response.state, response.state)
+    return LockManagerUnavailableError(
+        f"metastore answered {state} for lock request {response.lockid}"
+        + (f": {response.errorMessage}" if response.errorMessage else "")
+    )
 
 
 class _Connection:

@@ -31,19 +31,15 @@ from ..base import (
 )
 from ..wait_log import WAIT_LOG_INTERVAL
 from . import agent_info, liveness, mapping, wait_graph, wire
-from .client import MetastoreClient, MetastoreUnavailable
+from .client import MetastoreClient, MetastoreUnavailable, odd_state
 from .heartbeats import Heartbeats
+from .naming import Names
 from .settings import TXN_TIMEOUT, MetastoreSettings, parse_hive_time
 
 log = logging.getLogger("sparklock")
 
 _FIRST_CHECK = 0.02  # the first pause of a queued request; doubles up to checkInterval
-_KIND_WORD = {
-    ObjectKind.DATABASE: "Database",
-    ObjectKind.TABLE: "Table",
-    ObjectKind.PARTITION: "Partition",
-    ObjectKind.FACET: "Table",
-}
+_KIND_WORD = {ObjectKind.DATABASE: "Database", ObjectKind.PARTITION: "Partition"}  # else Table
 
 
 @dataclasses.dataclass(eq=False)
@@ -65,6 +61,7 @@ class MetastoreLockManager(LockManager):
                 "no metastore URI: set spark.sparklock.metastore.uris or hive.metastore.uris"
             )
         self.metastore = settings
+        self.names = Names(frozenset(c.lower() for c in settings.catalogs))
         self.client = MetastoreClient(settings.uris, timeout=settings.socket_timeout)
         self._txn_timeout = settings.txn_timeout
         self.heartbeats = Heartbeats(
@@ -120,7 +117,7 @@ class MetastoreLockManager(LockManager):
         sent: list[LockRequest] = []
         under: list[int] = []
         for r in wanted:
-            by = next((k for obj, mode, k in own if mapping.covered(r, [(obj, mode)])), None)
+            by = next((k for obj, mode, k in own if self.names.covered(r, obj, mode)), None)
             if by is None:
                 sent.append(r)
             elif by not in under:
@@ -129,7 +126,7 @@ class MetastoreLockManager(LockManager):
 
     def _request(self, sent: list[LockRequest], data: LockData, owner: str) -> object:
         """One ``lock`` call; the request is heartbeated from the moment it exists."""
-        components = [mapping.component(r) for r in sent]
+        components = [mapping.component(r, self.names.catalogs) for r in sent]
         self.txn_timeout()  # known before a lease needs it
         started = time.monotonic()
         response = self._call(
@@ -184,17 +181,24 @@ class MetastoreLockManager(LockManager):
 
     def _refusal(self, lockid: int, lock_set: Sequence[LockRequest], sent) -> Refusal:
         """Why request ``lockid`` waits: the locks SHOW LOCKS names as blocking it."""
-        dbs = {mapping.metastore_database(r.obj) for r in sent}
+        dbs = {mapping.metastore_database(self.names.hive(r.obj)) for r in sent}
         rows = self._call(self.client.show_locks, dbs.pop() if len(dbs) == 1 else None)
         blocker_ids = {r.blockedByExtId for r in rows if r.lockid == lockid and r.blockedByExtId}
-        known = self._known()
-        holders = [mapping.row_info(r, known) for r in rows if r.lockid in blocker_ids]
-        holders = [h for h in holders if any(mapping.conflicts(q, h.obj, h.mode) for q in sent)]
-        return Refusal(mapping.refused_request(lock_set, holders), holders)
+        blocking = [r for r in rows if r.lockid in blocker_ids]
+        holders = self._infos(blocking, [r.obj for r in sent])
+        holders = [h for h in holders if any(self.names.meets(q, h) for q in sent)]
+        return Refusal(self.names.refused_request(lock_set, holders), holders)
 
     def _known(self) -> dict[int, tuple[LockData, str]]:
         with self._guard:
             return {k: (m.data, m.owner) for k, m in self._mine.items()}
+
+    def _infos(self, rows: Sequence, like: Sequence[LockObject] = ()) -> list[LockInfo]:
+        """SHOW LOCKS rows as sparklock lists them, named as asked (:class:`.naming.Names`)."""
+        with self._guard:
+            asked = {k: [r.obj for r in m.sent] for k, m in self._mine.items()}
+            known = {k: (m.data, m.owner) for k, m in self._mine.items()}
+        return self.names.infos(rows, known, asked, like)
 
     # -- policies -----------------------------------------------------------------------------
     def _attempt(self, lock_set, data, owner) -> HeldLocks | Refusal:
@@ -208,7 +212,7 @@ class MetastoreLockManager(LockManager):
             return self._held(response.lockid, sent, data, owner, under)
         try:
             if response.state != wire.WAITING:
-                raise self._odd_state(response)
+                raise odd_state(response)
             return self._refusal(response.lockid, lock_set, sent)
         finally:
             self._withdraw(response.lockid)
@@ -248,7 +252,7 @@ class MetastoreLockManager(LockManager):
                 except wire.ThriftError as e:
                     raise LockManagerUnavailableError(f"queued lock request {lockid}: {e}") from e
             if response.state != wire.ACQUIRED:
-                raise self._odd_state(response)
+                raise odd_state(response)
         except BaseException:
             self._withdraw(lockid)
             raise
@@ -282,14 +286,6 @@ class MetastoreLockManager(LockManager):
         edge = wait_graph.refused_edge(found)
         raise DeadlockError(edge.obj, edge.waiter_mode.value, found.describe(), found.victim)
 
-    @staticmethod
-    def _odd_state(response) -> LockManagerUnavailableError:
-        state = wire.LOCK_STATE_NAMES.get(response.state, response.state)
-        return LockManagerUnavailableError(
-            f"metastore answered {state} for lock request {response.lockid}"
-            + (f": {response.errorMessage}" if response.errorMessage else "")
-        )
-
     # -- the rest of the API ------------------------------------------------------------------
     def release(self, held: HeldLocks) -> None:
         if held.released:
@@ -320,16 +316,14 @@ class MetastoreLockManager(LockManager):
     def list_locks(
         self, obj: LockObject | None = None, *, descendants: bool = True, waiting: bool = False
     ) -> list[LockInfo]:
-        if obj is None or (descendants and mapping.spans_databases(obj)):
+        hive = self.names.hive(obj) if obj is not None else None
+        if hive is None or (descendants and mapping.spans_databases(hive)):
             rows = self._call(self.client.show_locks)
         else:
-            rows = self._call(self.client.show_locks, mapping.metastore_database(obj), obj.table)
-        known = self._known()
-        infos = [mapping.row_info(r, known) for r in rows]
+            rows = self._call(self.client.show_locks, mapping.metastore_database(hive), hive.table)
+        infos = self._infos(rows, [obj] if obj is not None else ())
         if obj is not None:
-            infos = [
-                i for i in infos if i.obj == obj or (descendants and obj.is_ancestor_of(i.obj))
-            ]
+            infos = [i for i in infos if self.names.listed(i.obj, obj, descendants)]
         return sorted(infos, key=listing_order)
 
     def unlock(
@@ -342,14 +336,15 @@ class MetastoreLockManager(LockManager):
         """Withdraw every granted request holding a lock on exactly ``obj`` (the metastore
         releases a request whole: a statement's set goes with its lock on ``obj``)."""
         known = self._known()
-        rows = self._call(self.client.show_locks, mapping.metastore_database(obj), obj.table)
-        rows = [r for r in rows if r.state == wire.ACQUIRED and mapping.row_object(r) == obj]
+        hive = self.names.hive(obj)
+        rows = self._call(self.client.show_locks, mapping.metastore_database(hive), hive.table)
+        rows = [r for r in rows if r.state == wire.ACQUIRED and mapping.row_object(r) == hive]
         if explicit_only:  # its agent info says (a Hive client's request counts as implicit)
             explicit = LockType.EXPLICIT
             rows = [r for r in rows if mapping.row_info(r, known).data.lock_type is explicit]
-        infos = sorted((mapping.row_info(r, known) for r in rows), key=listing_order)
+        infos = sorted(self._infos(rows, [obj]), key=listing_order)
         if not infos:
-            raise NotLockedError(obj.name, _KIND_WORD[obj.kind])
+            raise NotLockedError(obj.name, _KIND_WORD.get(obj.kind, "Table"))
         if check is not None:
             check(infos)  # may refuse: nothing removed
         for lockid in sorted({r.lockid for r in rows}):

@@ -26,9 +26,13 @@ except that a database-level ``SHARED_READ`` meets nothing below the database. S
   ``jdb.x.`` / ``t``): the metastore accepts any database name in a lock request and checks
   none exists, a ``.`` is in no Hive database name, and one database per scope keeps the
   catalog → namespace → table hierarchy (each scope's SHARED ancestor is a database-level
-  component, which the metastore always sends). A catalog whose tables *are* this metastore's
-  (Iceberg's ``HiveCatalog``) should lock the metastore's own object instead:
-  :func:`metastore_database` is where that mapping goes.
+  component, which the metastore always sends).
+* A catalog whose tables *are* this metastore's (an Iceberg ``HiveCatalog`` on it, see
+  :mod:`.catalogs`) locks the metastore's own objects: ``ice.db.t`` is sent as the table ``t`` of
+  database ``db``, its namespace ``ice.db.`` as the database ``db``, exactly what Hive's lock
+  client locks for that table (:func:`hive_object`). Only the catalog as a whole keeps its
+  reserved name (the metastore has no object for "every database"). Rows read back are named as
+  the statement or the user named them where that is known (:func:`as_named`).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ...locks.objects import (
     FACET_PREFIX,
     LockObject,
     ObjectKind,
+    catalog_scope,
     escape_path_name,
     is_scope,
     unescape_path_name,
@@ -76,12 +81,39 @@ def covered(request: LockRequest, own: Iterable[tuple[LockObject, LockMode]]) ->
     return False
 
 
+def hive_object(obj: LockObject, catalogs: frozenset[str]) -> LockObject:
+    """``obj`` as the metastore keeps it: an object of a catalog in ``catalogs`` (whose tables
+    are this metastore's, one namespace level as Hive has) is the metastore's own (``ice.db.t``
+    → ``db@t``); every other object is itself."""
+    catalog = obj.catalog
+    if catalog is None or catalog.lower() not in catalogs or len(obj.namespace) != 1:
+        return obj
+    return LockObject(obj.namespace[0], obj.table, obj.partition, obj.facet)
+
+
+def as_named(obj: LockObject, names: Iterable[LockObject], catalogs: frozenset[str]) -> LockObject:
+    """A metastore object ``obj`` as one of ``names`` (the objects a request asked for, or the
+    one a listing is about) names it: at or below such an object of a catalog in ``catalogs``,
+    the same place under that catalog (``db@t`` → ``ice.db.t``); otherwise itself. A catalog
+    as a whole takes every metastore table (its namespaces are the metastore's databases)."""
+    if not catalogs or is_scope(obj.database):
+        return obj
+    for name in names:
+        catalog = name.catalog
+        if catalog is None or catalog.lower() not in catalogs:
+            continue
+        whole_catalog = not name.namespace and name.table is None
+        mapped = hive_object(name, catalogs)
+        if whole_catalog or mapped == obj or mapped.is_ancestor_of(obj):
+            scope = catalog_scope(catalog, [obj.database])
+            return LockObject(scope, obj.table, obj.partition, obj.facet)
+    return obj
+
+
 def metastore_database(obj: LockObject) -> str:
     """The database name the metastore keeps ``obj`` under: its Hive database, or for an object
-    of another catalog its scope (a reserved name, see the module doc).
-
-    The one place that decides it: a catalog backed by this same metastore (Iceberg's
-    ``HiveCatalog``) would map its namespace to the metastore's database here."""
+    of another catalog its scope (a reserved name, see the module doc). An object of a catalog
+    whose tables are this metastore's is first made the metastore's own (:func:`hive_object`)."""
     return obj.database
 
 
@@ -97,9 +129,10 @@ def spans_databases(obj: LockObject) -> bool:
     return is_reserved_database(metastore_database(obj)) and obj.table is None
 
 
-def component(request: LockRequest) -> object:
-    """The ``LockComponent`` of one request (no transaction: ``NO_TXN``)."""
-    obj = request.obj
+def component(request: LockRequest, catalogs: frozenset[str] = frozenset()) -> object:
+    """The ``LockComponent`` of one request (no transaction: ``NO_TXN``), on the metastore's
+    own object for a catalog in ``catalogs`` (:func:`hive_object`)."""
+    obj = hive_object(request.obj, catalogs)
     kind = obj.kind
     if kind is ObjectKind.DATABASE:
         level, table, part = wire.DB, None, None

@@ -5,14 +5,14 @@ metastore manager is made)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlparse
 
 from ...errors import ConfigError
 from ...values import DURATION_ACCEPTS, parse_duration
+from .catalogs import metastore_catalogs
+from .uris import parse_uris
 
-DEFAULT_PORT = 9083  # Hive's metastore port
 PREFIX = "spark.sparklock.metastore."
 URIS = PREFIX + "uris"
 SOCKET_TIMEOUT = PREFIX + "socketTimeout"
@@ -58,13 +58,15 @@ class MetastoreSettings:
     heartbeat_interval: float | None = None
     lease_margin: float | None = None
     check_interval: float = 0.25
+    #: catalogs whose tables are this metastore's (:mod:`.catalogs`)
+    catalogs: frozenset[str] = frozenset()
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str]) -> MetastoreSettings:
         """Parsed and validated; the URIs are required only when the manager is built."""
         uris = str(conf.get(URIS, "") or "").strip()
-        if not uris:
-            uris = next((str(conf[k]).strip() for k in SESSION_URI_KEYS if conf.get(k)), "")
+        session_uris = next((str(conf[k]).strip() for k in SESSION_URI_KEYS if conf.get(k)), "")
+        uris = uris or session_uris
         if uris:
             try:
                 parse_uris(uris)
@@ -88,6 +90,7 @@ class MetastoreSettings:
             heartbeat_interval=duration(HEARTBEAT_INTERVAL, optional=True),
             lease_margin=duration(LEASE_MARGIN, optional=True),
             check_interval=duration(CHECK_INTERVAL, optional=False) or 0.25,
+            catalogs=metastore_catalogs(conf, uris, session_uris),
         )
         if settings.txn_timeout is not None:
             settings.timing(settings.txn_timeout)
@@ -114,22 +117,6 @@ class MetastoreSettings:
                 checked=True,
             )
         return interval, margin
-
-
-def parse_uris(uris: str | Sequence[str]) -> list[tuple[str, int]]:
-    """``thrift://host:port[,thrift://host2:port]`` as Hive writes ``hive.metastore.uris``."""
-    items = uris.split(",") if isinstance(uris, str) else list(uris)
-    out: list[tuple[str, int]] = []
-    for item in (i.strip() for i in items):
-        if not item:
-            continue
-        parsed = urlparse(item if "://" in item else f"thrift://{item}")
-        if parsed.scheme != "thrift" or not parsed.hostname:
-            raise ValueError(f"not a metastore URI (thrift://host:port): {item!r}")
-        out.append((parsed.hostname, parsed.port or DEFAULT_PORT))
-    if not out:
-        raise ValueError("no metastore URI given")
-    return out
 
 
 _HIVE_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)

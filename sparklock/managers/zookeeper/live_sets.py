@@ -32,6 +32,11 @@ class LiveSets:
             self._sets[id(held)] = (held, generation)
             return True
 
+    def contains(self, held: HeldLocks) -> bool:
+        """Whether ``held`` is tracked: granted, and neither released nor lost yet."""
+        with self._lock:
+            return id(held) in self._sets
+
     def pop(self, held: HeldLocks) -> int | None:
         """Stop tracking ``held``; the generation it was taken in (None: not tracked)."""
         with self._lock:

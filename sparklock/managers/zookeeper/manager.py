@@ -83,10 +83,10 @@ class ZooKeeperLockManager(SideNodes, LockManager):
         creator = NodeCreator(self.transport, self._owners, hints, self._cleanup, self.root)
         self._steps = GrantSteps(self.transport, self._owners, creator, self._cleanup)
         self._tree = TreeReader(self.transport, self._owners, self.root)
-        self._side_nodes(self.transport, self.root)  # markers, waits, presence
+        self._live = LiveSets()
+        self._side_nodes(self.transport, self.root, self._live)  # markers, waits, presence
         self._shared.add_session_listener(self._presence.on_session_lost)
         self._lock = threading.Lock()
-        self._live = LiveSets()
         # the helper modules' state, by reference (what a footprint check looks at)
         self._orphans = self._cleanup.orphans
         self._absent = hints.absent
@@ -171,7 +171,10 @@ class ZooKeeperLockManager(SideNodes, LockManager):
         # the generation before its successor's id reaches the lease, so an unchanged
         # generation means this id is the session the nodes were created in.
         held.lease_epoch = self._shared.lease.term[0] or None
-        return held if self._live.add(held, generation, self._shared.generation) else None
+        if not self._live.add(held, generation, self._shared.generation):
+            return None
+        self._watch_writes(held)
+        return held
 
     def _attempt(
         self, lock_set: Sequence[LockRequest], data: LockData, owner: str
@@ -338,6 +341,7 @@ class ZooKeeperLockManager(SideNodes, LockManager):
             if check is not None:
                 check(infos)  # may refuse: nothing removed (only these nodes would be)
             paths = [i.lock_id for i in infos]
+            self._removing(paths)  # its caller fences the holders in this process
             failed, err = self._cleanup.remove(paths, self.settings.unlock_num_retries)
             if failed:
                 raise UnlockError(

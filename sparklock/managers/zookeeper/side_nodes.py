@@ -1,7 +1,8 @@
 """What the ZooKeeper manager keeps beside the lock tree, never in it: the WAITING markers of
 ``retry`` requests (:mod:`.recipe.waiters`), the published waits of the deadlock detection
-(:mod:`.recipe.wait_graph`) and the presence of the agents that hold locks
-(:mod:`.recipe.presence`). The manager's hooks for them, in one place.
+(:mod:`.recipe.wait_graph`), the presence of the agents that hold locks
+(:mod:`.recipe.presence`) and the watches on running writers' locks (:mod:`.removals`). The
+manager's hooks for them, in one place.
 """
 
 from __future__ import annotations
@@ -9,25 +10,40 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...locks.model import LockInfo
-from ..base import Refusal
+from ..base import HeldLocks, Refusal
+from .live_sets import LiveSets
 from .recipe.presence import Presence
 from .recipe.wait_graph import WaitGraph
 from .recipe.waiters import Shown, WaitMarkers
+from .removals import RemovalListener, RemovalWatch
 from .wire.transport import Transport
 
 
 class SideNodes:
-    """Mixed into the manager: it sets ``transport``, ``_markers``, ``_graph``, ``_presence``."""
+    """Mixed into the manager: it sets ``transport``, ``_markers``, ``_graph``, ``_presence``,
+    ``_removals``."""
 
     transport: Transport
     _markers: WaitMarkers
     _graph: WaitGraph
     _presence: Presence
+    _removals: RemovalWatch
 
-    def _side_nodes(self, transport: Transport, root: str) -> None:
+    def _side_nodes(self, transport: Transport, root: str, live: LiveSets) -> None:
         self._markers = WaitMarkers(transport, root)
         self._graph = WaitGraph(transport, root)
         self._presence = Presence(transport, root)
+        self._removals = RemovalWatch(transport, live)
+
+    # -- a running writer's lock removed by another client ---------------------------------------
+    def watch_removals(self, listener: RemovalListener) -> None:
+        self._removals.add_listener(listener)
+
+    def _watch_writes(self, held: HeldLocks) -> None:
+        self._removals.watch(held)
+
+    def _removing(self, paths: Sequence[str]) -> None:
+        self._removals.expect(paths)
 
     # -- WAITING rows of retry requests --------------------------------------------------------
     def _show_waiting(self, shown: object | None, row: LockInfo) -> object | None:

@@ -63,11 +63,12 @@ public final class SparkLockBridge {
   }
 
   /**
-   * Fencing (BRIDGE.md): cancels the jobs run while {@code handle} held its locks (they carry
-   * {@link FenceTags#of}); Python calls it when the handle's locks are lost.
+   * Fencing (BRIDGE.md): Python calls it when the handle's locks are lost. The statement's lease
+   * is fenced (its commits refused from now on, see {@link Lease#lost}) and the jobs run while
+   * it held its locks (they carry {@link FenceTags#of}) are cancelled.
    */
   public static void cancelFencedJobs(SparkContext sc, String handle, String reason) {
-    JobCancellation.cancelJobsWithTag(sc, FenceTags.of(handle), reason);
+    Lease.lost(sc, handle, reason);
   }
 
   /** An UNLOCK removed {@code handle}'s locks: see {@link Lease#revoke} (its answer). */

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkContext;
+import org.apache.spark.sql.execution.SQLExecution;
 
 /**
  * The executions of this JVM that hold (or are acquiring) locks, by execution id: the one place
@@ -46,6 +47,13 @@ final class HeldExecutions {
     final AtomicBoolean claimed = new AtomicBoolean(false);
     /** The early acquisition's refusal: the execution's later planning attempts fail with it. */
     volatile RuntimeException refusal;
+
+    /**
+     * Held until the root execution ends, not its own: an RDD path of a nested execution whose
+     * root goes on to commit what it wrote (a micro-batch's Delta sink commits after the nested
+     * execution that wrote its files).
+     */
+    volatile boolean untilRootEnds;
 
     Held(String executionId, String rootExecutionId) {
       this.executionId = executionId;
@@ -99,9 +107,35 @@ final class HeldExecutions {
     }
   }
 
-  /** Removes and returns what the execution still has registered, or null. */
+  /**
+   * Removes and returns what the execution still has registered and must release at its end,
+   * or null. What is held until its root ends stays while that root still runs.
+   */
   static Held take(long executionId) {
-    return HELD.remove(Long.toString(executionId));
+    String id = Long.toString(executionId);
+    Held h = HELD.get(id);
+    if (h != null && h.untilRootEnds && running(h.rootExecutionId)) {
+      return null;
+    }
+    return h != null && HELD.remove(id, h) ? h : null;
+  }
+
+  /** Removes and returns the acquisitions held until {@code rootExecutionId} ends. */
+  static List<Held> takeUntilRootEnds(long rootExecutionId) {
+    String root = Long.toString(rootExecutionId);
+    List<Held> out = new ArrayList<>();
+    for (Held h : HELD.values()) {
+      if (h.untilRootEnds && root.equals(h.rootExecutionId) && HELD.remove(h.executionId, h)) {
+        out.add(h);
+      }
+    }
+    return out;
+  }
+
+  /** Whether the execution still runs (Spark forgets its QueryExecution when it ends). */
+  private static boolean running(String executionId) {
+    long id = parse(executionId);
+    return id != Long.MAX_VALUE && SQLExecution.getQueryExecution(id) != null;
   }
 
   /** The handles of every live acquisition (their fence tags must stay). */

@@ -2,7 +2,10 @@ package io.sparklock.shim.guard;
 
 import io.sparklock.shim.facts.SessionConf;
 import io.sparklock.shim.guard.HeldExecutions.Held;
+import io.sparklock.shim.lease.ExecutionLeases;
 import java.util.function.Supplier;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SQLExecution;
 
 /**
  * Acquire → run → release around one execution, with these rules:
@@ -86,6 +89,10 @@ public final class LockGuard {
       }
       return;
     }
+    if (insideMicroBatch(held)) {
+      held.untilRootEnds = true;
+      ExecutionLeases.bind(held.rootExecutionId, held.handle);
+    }
     // A failure here leaves the release to the query-end listener (the execution is registered).
     LockAcquire.afterGrant(c, node, held, () -> null).get();
     if (!held.handle.isEmpty()) {
@@ -93,5 +100,25 @@ public final class LockGuard {
       // serving thread of toLocalIterator / Arrow, or the action's own thread for foreach).
       ThreadFences.add(node.sparkContext(), held.handle);
     }
+  }
+
+  /**
+   * Whether {@code held} is a nested execution of a streaming micro-batch. A v1 sink (Delta's)
+   * writes the batch's files in a nested execution, which takes the batch's locks, and commits
+   * to its log afterwards from the batch's own execution, which runs no plan of its own: the
+   * locks must last, and the commit be checked against their lease, until that execution ends.
+   */
+  private static boolean insideMicroBatch(Held held) {
+    String root = held.rootExecutionId;
+    if (root == null || root.equals(held.executionId) || held.handle.isEmpty()) {
+      return false;
+    }
+    QueryExecution qe;
+    try {
+      qe = SQLExecution.getQueryExecution(Long.parseLong(root));
+    } catch (NumberFormatException e) {
+      return false;
+    }
+    return qe != null && qe.getClass().getSimpleName().equals("IncrementalExecution");
   }
 }

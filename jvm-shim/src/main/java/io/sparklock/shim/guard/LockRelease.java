@@ -9,6 +9,7 @@ import io.sparklock.shim.telemetry.StatementHooks;
 import io.sparklock.shim.util.AwaitCall;
 import io.sparklock.shim.wire.ErrorCondition;
 import io.sparklock.shim.wire.SparkLockException;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -88,15 +89,18 @@ final class LockRelease {
 
   /** Listener: the execution ended; release whatever it still holds. */
   static void onExecutionEnd(long executionId) {
-    Held held = HeldExecutions.take(executionId);
-    if (held == null) {
-      return;
+    List<Held> ending = HeldExecutions.takeUntilRootEnds(executionId);
+    Held own = HeldExecutions.take(executionId);
+    if (own != null) {
+      ending.add(own);
     }
-    try {
-      release(held);
-    } catch (RuntimeException e) {
-      LOG.warn("sparklock: releasing the locks of execution {} at its end failed: {}",
-          executionId, e.getMessage());
+    for (Held held : ending) {
+      try {
+        release(held);
+      } catch (RuntimeException e) {
+        LOG.warn("sparklock: releasing the locks of execution {} at its end failed: {}",
+            held.executionId, e.getMessage());
+      }
     }
   }
 

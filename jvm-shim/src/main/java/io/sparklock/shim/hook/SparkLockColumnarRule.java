@@ -1,5 +1,7 @@
 package io.sparklock.shim.hook;
 
+import io.sparklock.shim.write.CheckedWrites;
+import io.sparklock.shim.write.CommitProtocols;
 import java.util.Iterator;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.rules.Rule;
@@ -22,6 +24,7 @@ import org.apache.spark.sql.execution.command.RunnableCommand;
  * statement started from inside a running command (saveAsTable → CTAS → insert) plans through
  * its own {@code QueryExecution}, so it is wrapped too. Plans that never run as a statement
  * (what EXPLAIN prints, a cached table's plan) stay as Spark made them ({@link PlanPurpose}).
+ * A v2 write at the root gets a write whose commit checks the lease ({@link CheckedWrites}).
  */
 public class SparkLockColumnarRule extends ColumnarRule {
   private final Rule<SparkPlan> insert = new InsertLockRoot();
@@ -58,7 +61,9 @@ public class SparkLockColumnarRule extends ColumnarRule {
       if (!isTopLevelPlanning() || PlanPurpose.neverRunsAsStatement(plan)) {
         return plan;
       }
-      return new SparkLockExec(plan);
+      CommitProtocols.check(plan); // a file write under a protocol swapped at runtime: refused
+      // A v2 write's own commit is checked against the lease too (CheckedWrites).
+      return new SparkLockExec(CheckedWrites.wrap(plan));
     }
 
     /** SHOW LOCKS / LOCK / UNLOCK / EXPLAIN LOCKS call Python themselves. */

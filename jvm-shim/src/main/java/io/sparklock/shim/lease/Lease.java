@@ -134,6 +134,7 @@ public final class Lease {
     Bound b = handle == null ? null : BOUND.remove(handle);
     if (b != null) {
       FencedJobs.forget(handle);
+      ExecutionLeases.unbind(handle);
     }
     if (b == null || quietly) {
       return;
@@ -202,7 +203,7 @@ public final class Lease {
   }
 
   private static void check(String what, boolean commit) {
-    for (Bound b : RUNNING.get()) {
+    for (Bound b : ExecutionLeases.underCurrentThread(RUNNING.get(), BOUND)) {
       synchronized (b) { // against a revocation deciding meanwhile whether it committed
         String reason = b.fenced != null ? b.fenced : lapse(b);
         if (reason != null) {
@@ -232,6 +233,21 @@ public final class Lease {
       fence(b, reason);
       return "fenced";
     }
+  }
+
+  /**
+   * Python found {@code handle}'s locks lost (its session ended, the metastore dropped its
+   * request, another client removed its lock): the statement is fenced at once, whatever the
+   * deadline last pushed says, so a commit after this instant is refused and jobs it starts
+   * later are cancelled. Jobs tagged for a handle this JVM does not hold are cancelled only.
+   */
+  public static void lost(SparkContext sc, String handle, String reason) {
+    Bound b = handle == null ? null : BOUND.get(handle);
+    if (b == null) {
+      JobCancellation.cancelJobsWithTag(sc, FenceTags.of(handle), reason);
+      return;
+    }
+    fence(b, reason);
   }
 
   /** Why {@code b}'s lease no longer holds, or null while it does. */
