@@ -8,6 +8,7 @@ each test heals it and waits until the session locks again.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
