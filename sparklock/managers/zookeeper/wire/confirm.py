@@ -33,10 +33,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from typing import TYPE_CHECKING
 
 from kazoo.client import KazooClient
 from kazoo.protocol.serialization import GetData
 from kazoo.protocol.states import KazooState
+
+if TYPE_CHECKING:
+    from .lease import LeaseClock
 
 log = logging.getLogger("sparklock.zookeeper")
 
@@ -92,8 +96,10 @@ class LeaderConfirmer:
     member, one at a time, so that :class:`SyncChain` can renew the lease (a standalone server
     gets none: its own answers renew the lease)."""
 
-    def __init__(self, client: KazooClient, clock, interval: float, wait: float) -> None:
-        self._client = client
+    def __init__(
+        self, client: KazooClient, clock: LeaseClock, interval: float, wait: float
+    ) -> None:
+        self.client = client
         self._clock = clock  # the LeaseClock: ``connection`` and ``standalone``
         self._interval = interval
         self._wait = wait  # longest wait for one answer (a sync stuck at a cut follower)
@@ -109,7 +115,7 @@ class LeaderConfirmer:
         return self._thread.is_alive()
 
     def _run(self) -> None:
-        client, clock = self._client, self._clock
+        client, clock = self.client, self._clock
         # kazoo sets ``_stopped`` when the client is stopped: the thread ends with it
         while not client._stopped.wait(self._interval):
             if client.state != KazooState.CONNECTED:

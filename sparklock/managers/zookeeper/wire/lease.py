@@ -106,7 +106,8 @@ class LeaseClock:
                 log.exception("sparklock: lease listener failed")
 
     def attach(self, client: KazooClient) -> None:
-        """Observe ``client``'s connection: every answered request renews the lease."""
+        """Observe ``client``'s connection: what renews the lease (every answer of a standalone
+        server; in an ensemble the leader's confirmations, see :mod:`.confirm`)."""
         conn = getattr(client, "_connection", None)
         if conn is None or not all(callable(getattr(conn, h, None)) for h in _HOOKS):
             raise LockManagerUnavailableError(
@@ -166,7 +167,9 @@ class LeaseClock:
         """Start the syncs of :mod:`.confirm` once the client runs (on kazoo's connection
         thread: starting a thread does not block)."""
         confirmer = self._confirmer
-        if confirmer is None or not confirmer.alive:
+        # a client written off and replaced gets a confirmer of its own (the old one ends with
+        # its stopped client)
+        if confirmer is None or confirmer.client is not client or not confirmer.alive:
             timeout = self._session_timeout
             self._confirmer = LeaderConfirmer(client, self, timeout / SYNCS_PER_TIMEOUT, timeout)
             self._confirmer.start()
