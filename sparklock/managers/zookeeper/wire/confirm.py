@@ -33,14 +33,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kazoo.client import KazooClient
 from kazoo.protocol.serialization import GetData
 from kazoo.protocol.states import KazooState
-
-if TYPE_CHECKING:
-    from .lease import LeaseClock
 
 log = logging.getLogger("sparklock.zookeeper")
 
@@ -50,6 +47,15 @@ SYNC_TYPE = 9
 CONFIG_NODE = "/zookeeper/config"
 #: Syncs remembered per connection (the chain needs the last few only).
 KEPT = 16
+
+
+class ServerMode(Protocol):
+    """What the confirmer needs of the lease clock (:class:`.lease.LeaseClock`)."""
+
+    connection: int
+    standalone: bool | None
+
+    def learned(self, connection: int, standalone: bool | None) -> None: ...
 
 
 class SyncChain:
@@ -97,10 +103,10 @@ class LeaderConfirmer:
     gets none: its own answers renew the lease)."""
 
     def __init__(
-        self, client: KazooClient, clock: LeaseClock, interval: float, wait: float
+        self, client: KazooClient, clock: ServerMode, interval: float, wait: float
     ) -> None:
         self.client = client
-        self._clock = clock  # the LeaseClock: ``connection`` and ``standalone``
+        self._clock = clock
         self._interval = interval
         self._wait = wait  # longest wait for one answer (a sync stuck at a cut follower)
         self._thread = threading.Thread(
