@@ -199,13 +199,18 @@ def pause_trial(
     inflict=None,
     heal=None,
     fmt: str = "parquet",
+    a_seconds: float = A_SECONDS,
+    warm: bool = False,
 ) -> Trial:
     """A overwrites slowly, ``inflict(a_driver)`` hits it, B overwrites once A's session expired,
     ``heal(a_driver)``; then A's answer and the data are collected.
 
     ``inflict`` runs once A holds its lock; ``heal`` once B has committed and A's tasks would have
     finished (so that A's job, unless fenced, would have tried to commit). ``fmt="delta"``: both
-    drivers have Delta and overwrite a Delta table (its newest version is what is checked)."""
+    drivers have Delta and overwrite a Delta table (its newest version is what is checked);
+    ``a_seconds``: how long A's tasks take per row (its job, unfenced, runs four times that);
+    ``warm``: both drivers run the slow UDF once first, so that A's tasks start at once rather
+    than after Spark's Python workers (seconds on a loaded machine)."""
     path = work / "target"
     a, b = start_drivers(
         [
@@ -227,9 +232,11 @@ def pause_trial(
         ]
     )
     try:
+        for d in (a, b) if warm else ():
+            d.send({"op": "sql", "sql": "SELECT slow(1, 0)"}, 120)
         with inspecting(zk_address) as zk:
             cmd = {"op": "overwrite", "path": str(path), "batch": "A", "rows": A_ROWS}
-            submit(a, {**cmd, "tasks": A_TASKS, "seconds": A_SECONDS, "format": fmt})
+            submit(a, {**cmd, "tasks": A_TASKS, "seconds": a_seconds, "format": fmt})
             watch = watch_locks(zk, "/" + namespace)
             wait_for_job(path, fmt)  # granted, and its job set up: A writes under its lock
             started = time.monotonic()
@@ -239,7 +246,7 @@ def pause_trial(
             cmd = {"op": "overwrite", "path": str(path), "batch": "B", "rows": B_ROWS}
             b_answer = b.send({**cmd, "format": fmt})
             # A's job, unfenced, would be done by now: 2 waves of 2 rows per task
-            job = 2 * 2 * A_SECONDS + 1.0
+            job = 2 * 2 * a_seconds + 1.0
             time.sleep(max(0.0, started + job - time.monotonic()))
             heal(a)
             a_answer = a.next(120)
