@@ -14,13 +14,18 @@ One trial per step; ``SPARKLOCK_NEMESIS_TRIALS=N`` runs N.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.support import blockfs
-from tests.support.lease_faults import heal_and_reconnect, lease_conf, leased, wait_until
+from tests.support.lease_faults import (
+    heal_and_reconnect,
+    in_background,
+    lease_conf,
+    leased,
+    wait_until,
+)
 from tests.support.nemesis import trials
 from tests.support.spark import build_session
 
@@ -60,19 +65,9 @@ def fenced_in_step(spark, proxy, fs, op: str, path_regex: str, sql: str) -> str:
     """Run ``sql`` on a thread with the next ``op`` of a path matching ``path_regex`` held; once
     the statement sits in it, silence ZooKeeper until the JVM fenced it, then let the step go.
     Returns the statement's error text (an AssertionError if it succeeded)."""
-    outcome: dict[str, str] = {}
-
-    def run() -> None:
-        try:
-            spark.sql(sql).collect()
-            outcome["ok"] = "succeeded"
-        except Exception as e:  # noqa: BLE001 - the answer under test
-            outcome["error"] = str(e)
-
     before = fences(spark)
     fs.hold(op, path_regex)
-    writer = threading.Thread(target=run)
-    writer.start()
+    writer, outcome = in_background(lambda: spark.sql(sql).collect())
     try:
         wait_until(lambda: fs.held() is not None or not writer.is_alive(), 60, f"a held {op}")
         assert fs.held() is not None, f"no {op} matched {path_regex}: {outcome}\n{fs.calls()}"

@@ -7,14 +7,19 @@ each test heals it and waits until the session locks again.
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from tests.support.lease_faults import heal_and_reconnect, lease_conf, leased, wait_until
+from tests.support.lease_faults import (
+    heal_and_reconnect,
+    in_background,
+    lease_conf,
+    leased,
+    wait_until,
+)
 from tests.support.spark import build_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
@@ -35,17 +40,7 @@ def fenced_during(spark, proxy, sql: str) -> str:
     here against a lapse within 3 s of the silence): a job commit that passed its check before
     the lapse is the window docs/fencing.md states, not what this checks."""
     tracker = spark.sparkContext.statusTracker()
-    outcome: dict[str, str] = {}
-
-    def run() -> None:
-        try:
-            spark.sql(sql).collect()
-            outcome["ok"] = "succeeded"
-        except Exception as e:  # noqa: BLE001 - the answer under test
-            outcome["error"] = str(e)
-
-    writer = threading.Thread(target=run)
-    writer.start()
+    writer, outcome = in_background(lambda: spark.sql(sql).collect())
     try:
         wait_until(lambda: len(tracker.getActiveJobsIds()) > 0, 60, "the statement's job")
         proxy.silence()
@@ -104,19 +99,8 @@ def test_a_writer_whose_lock_another_client_removed_is_fenced(spark, zk_server):
     fences_before = len(bridge.leaseFences().splitlines())
     root = "/" + spark.conf.get("spark.sparklock.zookeeper.namespace")
     tracker = spark.sparkContext.statusTracker()
-    outcome: dict[str, str] = {}
-
-    def run() -> None:
-        try:
-            spark.sql(
-                "INSERT INTO r SELECT slow(CAST(id AS INT), 1.0) FROM range(0, 24, 1, 2)"
-            ).collect()
-            outcome["ok"] = "succeeded"
-        except Exception as e:  # noqa: BLE001 - the answer under test
-            outcome["error"] = str(e)
-
-    writer = threading.Thread(target=run)
-    writer.start()
+    slow = "INSERT INTO r SELECT slow(CAST(id AS INT), 1.0) FROM range(0, 24, 1, 2)"
+    writer, outcome = in_background(lambda: spark.sql(slow).collect())
     with inspecting(zk_server.address) as other:
         wait_until(lambda: len(tracker.getActiveJobsIds()) > 0, 60, "the statement's job")
         exclusive = [p for p in znodes(other, root, locks_only=True) if "EXCLUSIVE" in p]

@@ -10,14 +10,18 @@ can refuse it. Without that check the held commit goes on once released and adds
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.support import iceberg
-from tests.support.lease_faults import lease_conf, leased, wait_until
+from tests.support.lease_faults import (
+    in_background,
+    lease_conf,
+    leased,
+    reconnect,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.iceberg]
 
@@ -68,19 +72,9 @@ def held_while_the_lease_lapses(spark, proxy, sql: str) -> str:
     bridge = spark._jvm.io.sparklock.shim.SparkLockBridge
     fences_before = len(bridge.leaseFences().splitlines())
     tracker = spark.sparkContext.statusTracker()
-    outcome: dict[str, str] = {}
-
-    def write() -> None:
-        try:
-            spark.sql(sql)
-            outcome["ok"] = "succeeded"
-        except Exception as e:  # noqa: BLE001 - the answer under test
-            outcome["error"] = str(e)
-
     holds = checked_writes(spark)
     holds.holdCommits()
-    writer = threading.Thread(target=write)
-    writer.start()
+    writer, outcome = in_background(lambda: spark.sql(sql))
     try:
         # the job ended; the statement waits before its commit with no job left to cancel
         wait_until(
@@ -99,20 +93,6 @@ def held_while_the_lease_lapses(spark, proxy, sql: str) -> str:
         writer.join(60)
     reconnect(spark)
     return outcome.get("error", "")
-
-
-def reconnect(spark) -> None:
-    """A statement started while the old session is still retried fails with
-    LOCK_MANAGER_UNAVAILABLE: try until one locks (a new session)."""
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            spark.sql("SHOW LOCKS").collect()
-            return
-        except Exception:  # noqa: BLE001 - retried until the deadline
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
 
 
 def test_a_commit_under_a_lapsed_lease_is_refused_and_no_snapshot_is_added(spark, proxy):

@@ -4,6 +4,7 @@ and waiting on a condition with a named deadline."""
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -41,10 +42,32 @@ def leased(session: Any, conf: Mapping[str, str]) -> Iterator[Any]:
             session.conf.unset(key)
 
 
+def in_background(action: Callable[[], object]) -> tuple[threading.Thread, dict[str, str]]:
+    """``action`` (a statement) started on a thread; the dict gets ``ok`` or ``error`` (its
+    text) when it ends."""
+    outcome: dict[str, str] = {}
+
+    def run() -> None:
+        try:
+            action()
+            outcome["ok"] = "succeeded"
+        except Exception as e:  # noqa: BLE001 - the answer under test
+            outcome["error"] = str(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
 def heal_and_reconnect(spark: Any, proxy: TcpProxy) -> None:
-    """Forward again; a statement that started while the old session was still being retried
-    fails with LOCK_MANAGER_UNAVAILABLE, so try until one locks (a new session)."""
+    """Forward again, then :func:`reconnect`."""
     proxy.heal()
+    reconnect(spark)
+
+
+def reconnect(spark: Any) -> None:
+    """A statement that started while the old session was still being retried fails with
+    LOCK_MANAGER_UNAVAILABLE: try until one locks (a new session)."""
     deadline = time.monotonic() + 60
     while True:
         try:
