@@ -19,7 +19,7 @@ import pytest
 
 from sparklock.errors import LocksLostError, from_failure
 from sparklock.failures import Failure
-from tests.support.lease_faults import wait_until
+from tests.support.lease_faults import in_background, wait_until
 from tests.support.spark import build_session
 
 pytestmark = [pytest.mark.spark]
@@ -167,3 +167,29 @@ def test_unlock_of_a_running_writer_fences_it_naming_who(spark):
     spark.sql("REFRESH TABLE unlocked")
     assert spark.sql("SELECT count(*) FROM unlocked").collect()[0][0] == 0
     assert spark.sql("SHOW LOCKS unlocked").collect() == []
+
+
+def test_an_aborted_job_leaves_another_jobs_staging_alone(spark, tmp_path):
+    """A job that fails (a fenced writer's does, possibly late: after the next holder started)
+    aborts while another job writes the same path. Hadoop's abort deletes ``<path>/_temporary``
+    whole, the other job's staged output with it; only the aborted job's own staging may go.
+    Locks are off in this session so that the two writers overlap."""
+    free = spark.newSession()
+    free.conf.set("spark.sparklock.enabled", "false")
+    path = str(tmp_path / "shared")
+    # one task of 10 s, leaving the other core to the failing job
+    slow = SLOW_JOB_ROWS.replace("200", "250").replace("range(0, 80, 1, 2)", "range(0, 40, 1, 1)")
+    rows = free.sql(slow)
+    writer, outcome = in_background(lambda: rows.write.mode("append").parquet(path))
+    wait_until(
+        lambda: any((Path(path) / "_temporary").glob("*/_temporary/*")), 30, "the job staging"
+    )
+    failing = free.sql(
+        "SELECT id, CAST(raise_error(concat('boom ', id)) AS STRING) AS s FROM range(0, 4, 1, 1)"
+    )
+    with pytest.raises(Exception, match="boom"):
+        failing.write.mode("append").parquet(path)
+    assert writer.is_alive(), f"the other job ended before the abort: {outcome}"
+    writer.join(60)
+    assert outcome.get("ok"), outcome
+    assert free.read.parquet(path).count() == 40

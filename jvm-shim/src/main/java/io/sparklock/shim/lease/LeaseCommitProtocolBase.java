@@ -3,6 +3,9 @@ package io.sparklock.shim.lease;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.JobContext;
+import org.apache.hadoop.mapreduce.OutputCommitter;
+import org.apache.hadoop.mapreduce.TaskAttemptContext;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputCommitter;
 import org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol;
 
 /**
@@ -29,10 +32,31 @@ public abstract class LeaseCommitProtocolBase extends SQLHadoopMapReduceCommitPr
     super.setupJob(jobContext);
   }
 
+  /** The job's committer on the driver (Spark keeps its own private). */
+  private transient OutputCommitter jobCommitter;
+
+  @Override
+  public OutputCommitter setupCommitter(TaskAttemptContext context) {
+    OutputCommitter committer = super.setupCommitter(context);
+    jobCommitter = committer;
+    return committer;
+  }
+
+  /**
+   * Hadoop's {@code FileOutputCommitter} aborts a job by deleting {@code <path>/_temporary}
+   * whole, with every other job's staging below it: a fenced writer aborting late would delete
+   * the staged output of the holder that took its lock. Only this job's staging goes (its own
+   * attempt directory, and Spark's staging directory of a dynamic overwrite); other committers
+   * abort as they do.
+   */
   @Override
   public void abortJob(JobContext jobContext) {
     try {
-      super.abortJob(jobContext);
+      if (jobCommitter instanceof FileOutputCommitter) {
+        LeaseCommits.deleteQuietly(jobContext, stagingDir());
+      } else {
+        super.abortJob(jobContext);
+      }
     } finally {
       LeaseCommits.cleanup(jobContext, outputPath);
     }

@@ -86,6 +86,15 @@ final class LeaseCommits {
     LeaseCheckedFileSystem.remove(job.getConfiguration(), scheme);
   }
 
+  /** Deletes {@code path} (recursively) if it exists; a failure is logged only. */
+  static void deleteQuietly(JobContext job, Path path) {
+    try {
+      path.getFileSystem(job.getConfiguration()).delete(path, true);
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("sparklock: deleting {} failed: {}", path, e.toString());
+    }
+  }
+
   /** After the job committed or aborted: its own staging goes, the shared parent if empty. */
   static void cleanup(JobContext job, String path) {
     if (path == null) {
