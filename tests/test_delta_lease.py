@@ -50,6 +50,14 @@ def version(log_dir: Path) -> int:
     return max(int(p.stem) for p in log_dir.glob("*.json") if p.stem.isdigit())
 
 
+def watching(spark, table: str):
+    """What a lapse test watches: the table's log directory, its version now, the JVM's lease
+    bridge and how many fences it has made so far."""
+    log_dir = Path(urlparse(str(delta_log(spark, table).logPath().toUri())).path)
+    lease = spark._jvm.io.sparklock.shim.SparkLockBridge
+    return log_dir, version(log_dir), lease, len(lease.leaseFences().splitlines())
+
+
 def test_delta_writes_through_the_lease_checking_store(spark):
     assert spark.conf.get("spark.delta.logStore.file.impl") == LEASE_STORE
     spark.sql("CREATE TABLE used (id INT) USING delta")
@@ -63,10 +71,7 @@ def test_delta_writes_through_the_lease_checking_store(spark):
 def test_a_commit_under_a_lapsed_lease_is_refused_and_the_version_stays(spark, proxy):
     spark.sql("CREATE TABLE t (batch STRING, id INT) USING delta")
     spark.sql("INSERT INTO t VALUES ('before', 0)")
-    log_dir = Path(urlparse(str(delta_log(spark, "t").logPath().toUri())).path)
-    before = version(log_dir)
-    lease = spark._jvm.io.sparklock.shim.SparkLockBridge
-    fences_before = len(lease.leaseFences().splitlines())
+    log_dir, before, lease, fences_before = watching(spark, "t")
     tracker = spark.sparkContext.statusTracker()
     outcome: dict[str, object] = {}
 
@@ -120,10 +125,7 @@ def test_a_stream_micro_batch_commit_under_a_lapsed_lease_is_refused(spark, prox
     spark.sql("CREATE TABLE src (id INT) USING delta")
     spark.sql("INSERT INTO src VALUES (1), (2), (3), (4)")
     spark.sql("CREATE TABLE sunk (batch STRING, id INT) USING delta")
-    log_dir = Path(urlparse(str(delta_log(spark, "sunk").logPath().toUri())).path)
-    before = version(log_dir)
-    lease = spark._jvm.io.sparklock.shim.SparkLockBridge
-    fences_before = len(lease.leaseFences().splitlines())
+    log_dir, before, lease, fences_before = watching(spark, "sunk")
     tracker = spark.sparkContext.statusTracker()
     commit_lock = delta_log(spark, "sunk").snapshotLock()
     stream = (

@@ -102,9 +102,7 @@ def hive(hive_metastore):
 
 
 def ok(driver: Driver, sql: str, timeout: float = 120.0) -> list:
-    answer = driver.sql(sql, timeout)
-    assert answer["ok"], f"{sql}: {answer.get('error')}"
-    return answer["rows"]
+    return driver.ok(sql, timeout)
 
 
 def fails(driver: Driver, sql: str) -> str:

@@ -346,6 +346,12 @@ class Driver:
     def sql(self, sql: str, timeout: float = 120.0) -> dict:
         return self.send({"op": "sql", "sql": sql}, timeout)
 
+    def ok(self, sql: str, timeout: float = 120.0) -> list:
+        """The rows of ``sql``, which must succeed (the failure names the statement)."""
+        answer = self.sql(sql, timeout)
+        assert answer["ok"], f"{sql}: {answer.get('error')}"
+        return answer["rows"]
+
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
