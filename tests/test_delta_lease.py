@@ -17,7 +17,14 @@ from urllib.parse import urlparse
 import pytest
 
 from tests.support import delta
-from tests.support.lease_faults import lease_conf, leased, wait_until
+from tests.support.lease_faults import (
+    heal_and_reconnect,
+    lease_conf,
+    leased,
+    reconnect,
+    wait_until,
+)
+from tests.support.nemesis import trials
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.delta, delta.needs_delta]
 
@@ -69,20 +76,27 @@ def test_delta_writes_through_the_lease_checking_store(spark):
 
 
 def test_a_commit_under_a_lapsed_lease_is_refused_and_the_version_stays(spark, proxy):
-    spark.sql("CREATE TABLE t (batch STRING, id INT) USING delta")
-    spark.sql("INSERT INTO t VALUES ('before', 0)")
-    log_dir, before, lease, fences_before = watching(spark, "t")
+    for k in range(trials()):
+        refused_commit(spark, proxy, f"t{k}")
+
+
+def refused_commit(spark, proxy, t: str) -> None:
+    spark.sql(f"CREATE TABLE {t} (batch STRING, id INT) USING delta")
+    spark.sql(f"INSERT INTO {t} VALUES ('before', 0)")
+    log_dir, before, lease, fences_before = watching(spark, t)
     tracker = spark.sparkContext.statusTracker()
     outcome: dict[str, object] = {}
 
     def write() -> None:
         try:
-            spark.sql("INSERT INTO t SELECT 'A', slow(CAST(id AS INT), 1.0) FROM range(0, 4, 1, 2)")
+            spark.sql(
+                f"INSERT INTO {t} SELECT 'A', slow(CAST(id AS INT), 1.0) FROM range(0, 4, 1, 2)"
+            )
             outcome["ok"] = True
         except Exception as e:  # noqa: BLE001 - the answer under test
             outcome["error"] = str(e)
 
-    commit_lock = delta_log(spark, "t").snapshotLock()
+    commit_lock = delta_log(spark, t).snapshotLock()
     writer = threading.Thread(target=write)
     writer.start()
     try:
@@ -106,7 +120,7 @@ def test_a_commit_under_a_lapsed_lease_is_refused_and_the_version_stays(spark, p
             commit_lock.unlock()
         writer.join(60)
     finally:
-        proxy.heal()
+        heal_and_reconnect(spark, proxy)
         writer.join(60)
     error = str(outcome.get("error"))
     assert "LOCKS_LOST" in error and "the Delta log commit" in error, outcome
@@ -122,26 +136,31 @@ def test_a_stream_micro_batch_commit_under_a_lapsed_lease_is_refused(spark, prox
     """Delta's sink writes a micro-batch's files in a nested execution (which takes the batch's
     locks) and commits to the log afterwards, from the batch's own execution: the locks must
     still be held then, and the commit file checked against their lease as a statement's is."""
-    spark.sql("CREATE TABLE src (id INT) USING delta")
-    spark.sql("INSERT INTO src VALUES (1), (2), (3), (4)")
-    spark.sql("CREATE TABLE sunk (batch STRING, id INT) USING delta")
-    log_dir, before, lease, fences_before = watching(spark, "sunk")
+    for k in range(trials()):
+        refused_micro_batch(spark, proxy, tmp_path / str(k), f"src{k}", f"sunk{k}")
+
+
+def refused_micro_batch(spark, proxy, work: Path, src: str, sunk: str) -> None:
+    spark.sql(f"CREATE TABLE {src} (id INT) USING delta")
+    spark.sql(f"INSERT INTO {src} VALUES (1), (2), (3), (4)")
+    spark.sql(f"CREATE TABLE {sunk} (batch STRING, id INT) USING delta")
+    log_dir, before, lease, fences_before = watching(spark, sunk)
     tracker = spark.sparkContext.statusTracker()
-    commit_lock = delta_log(spark, "sunk").snapshotLock()
+    commit_lock = delta_log(spark, sunk).snapshotLock()
     stream = (
-        spark.readStream.table("src")
+        spark.readStream.table(src)
         .selectExpr("'S' AS batch", "slow(id, 1.0) AS id")
         .writeStream.format("delta")
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .option("checkpointLocation", str(work / "checkpoint"))
         .trigger(availableNow=True)
     )
     query = None
     try:
-        query = stream.toTable("sunk")
+        query = stream.toTable(sunk)
         wait_until(
             lambda: (
                 not query.isActive
-                or (exclusive_on(spark, "default@sunk") and tracker.getActiveJobsIds())
+                or (exclusive_on(spark, f"default@{sunk}") and tracker.getActiveJobsIds())
             ),
             60,
             "the batch's write job, under its lock",
@@ -168,6 +187,7 @@ def test_a_stream_micro_batch_commit_under_a_lapsed_lease_is_refused(spark, prox
         proxy.heal()
         if query is not None:
             query.stop()
+        reconnect(spark)
     error = str(failed.value)
     assert "LOCKS_LOST" in error and "the Delta log commit" in error, error[:2000]
     assert version(log_dir) == before, "the refused micro-batch commit became a version"

@@ -189,29 +189,21 @@ def test_hive_load_after_the_staging_commit_is_checked(spark, proxy, fs, root):
         assert "LOCKS_LOST" in error and "the Hive load of" in error, error
 
 
-class WindowStillOpen(AssertionError):
-    """A step the docs list as not checked did run after the lapse (an expected failure)."""
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=WindowStillOpen,
-    reason="TRUNCATE TABLE's per-location delete loop offers no hook (the session's Hadoop "
-    "configuration, no callback): checked at its start only, docs/fencing.md 'What remains'",
-)
 def test_truncate_is_checked_per_partition(spark, proxy, fs, root):
     """TRUNCATE TABLE (a managed table: the database on the blocking file system) deletes and
-    re-creates each partition's directory in one loop. Held in the first, fenced: the other
-    partition's data should survive. It does not yet (the window docs/fencing.md states); this
-    fails with WindowStillOpen until it is closed, and with anything else for another reason."""
-    spark.sql(f"CREATE DATABASE tdb LOCATION '{blockfs.url(root / 'tdb')}'")
-    spark.sql("CREATE TABLE tdb.t (id INT, p INT) USING parquet PARTITIONED BY (p)")
-    spark.sql("INSERT INTO tdb.t VALUES (1, 1), (2, 2)")
-    table = root / "tdb" / "t"
-    before = files(table)
-    assert len(before) == 2, f"expected one file per partition in {table}: {sorted(before)}"
-    error = fenced_in_step(spark, proxy, fs, "delete", r"/tdb/t/p=\d$", "TRUNCATE TABLE tdb.t")
-    assert "LOCKS_LOST" in error, error
-    lost = before - files(table)
-    if len(lost) > 1:
-        raise WindowStillOpen(f"deleted after the lease lapsed: {sorted(lost)}")
+    re-creates each partition's directory; sparklock runs it one partition at a time, the lease
+    checked before each. Held in the first, fenced: the other partitions keep their data."""
+    for k in range(trials()):
+        db = f"tdb{k}"
+        spark.sql(f"CREATE DATABASE {db} LOCATION '{blockfs.url(root / db)}'")
+        spark.sql(f"CREATE TABLE {db}.t (id INT, p INT) USING parquet PARTITIONED BY (p)")
+        spark.sql(f"INSERT INTO {db}.t VALUES (1, 1), (2, 2), (3, 3)")
+        table = root / db / "t"
+        before = files(table)
+        assert len(before) == 3, f"expected one file per partition in {table}: {sorted(before)}"
+        error = fenced_in_step(
+            spark, proxy, fs, "delete", rf"/{db}/t/p=\d$", f"TRUNCATE TABLE {db}.t"
+        )
+        lost = before - files(table)
+        assert len(lost) == 1, f"trial {k}: deleted after the lease lapsed: {sorted(lost)}"
+        assert "LOCKS_LOST" in error and "refused the truncate of" in error, error

@@ -15,7 +15,8 @@ import uuid
 
 import pytest
 
-from tests.support.lease_faults import lease_conf, leased, wait_until
+from tests.support.lease_faults import heal_and_reconnect, lease_conf, leased, wait_until
+from tests.support.nemesis import trials
 from tests.support.spark import build_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.nemesis]
@@ -48,6 +49,11 @@ def count(spark, url: str, table: str, uncommitted: bool = False) -> int:
 
 
 def test_a_fenced_jdbc_write_leaves_no_rows(spark, proxy):
+    for _ in range(trials()):
+        fenced_jdbc_write(spark, proxy)
+
+
+def fenced_jdbc_write(spark, proxy) -> None:
     url = f"jdbc:derby:memory:jdbc_lease_{uuid.uuid4().hex[:8]};create=true"
     jvm = spark._jvm
     jvm.java.lang.Class.forName(DRIVER)
@@ -86,7 +92,7 @@ def test_a_fenced_jdbc_write_leaves_no_rows(spark, proxy):
         )
         writer.join(60)
     finally:
-        proxy.heal()
+        heal_and_reconnect(spark, proxy)
         writer.join(60)
     assert "LOCKS_LOST" in str(outcome.get("error")), outcome
     assert count(spark, url, "rows_a") == 0, "a fenced task committed its rows"

@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.driver import Driver
 from tests.support.lease_faults import wait_until
+from tests.support.nemesis import trials
 from tests.support.zk_tree import inspecting, znodes
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.nemesis]
@@ -38,7 +39,12 @@ def java_below(pid: int) -> int:
 
 
 def test_a_dead_driver_jvm_leaves_no_statement_locks(zk_server, zk_namespace, tmp_path):
-    driver = Driver(zk_server.address, zk_namespace, str(tmp_path / "warehouse"))
+    for k in range(trials()):
+        jvm_killed(zk_server, f"{zk_namespace}_{k}", tmp_path / str(k))
+
+
+def jvm_killed(zk_server, zk_namespace: str, work: Path) -> None:
+    driver = Driver(zk_server.address, zk_namespace, str(work / "warehouse"))
     root = "/" + zk_namespace
     try:
         assert driver.sql("CREATE TABLE j (id INT) USING parquet")["ok"]

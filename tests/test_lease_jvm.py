@@ -20,6 +20,7 @@ import pytest
 from sparklock.errors import LocksLostError, from_failure
 from sparklock.failures import Failure
 from tests.support.lease_faults import in_background, wait_until
+from tests.support.nemesis import trials
 from tests.support.spark import build_session
 
 pytestmark = [pytest.mark.spark]
@@ -78,6 +79,11 @@ SLOW_JOB = f"SELECT s FROM ({SLOW_JOB_ROWS})"
 
 
 def test_a_job_started_after_the_fence_is_cancelled(spark):
+    for _ in range(trials()):
+        job_after_the_fence(spark)
+
+
+def job_after_the_fence(spark) -> None:
     handle = bind(spark, 0.3)
     wait_fenced(spark, handle)
     tag = spark._jvm.io.sparklock.shim.lease.FenceTags.of(handle)
@@ -144,13 +150,18 @@ def test_unlock_of_a_running_writer_fences_it_naming_who(spark):
     """Hive's rule frees the object, but the writer whose lock UNLOCK removed must not go on
     writing unprotected: its jobs are cancelled, nothing is committed, and it fails with
     LOCKS_LOST naming the UNLOCK."""
-    spark.sql("CREATE TABLE unlocked (id BIGINT, s STRING) USING parquet")
+    for k in range(trials()):
+        unlocked_while_writing(spark, f"unlocked{k}")
+
+
+def unlocked_while_writing(spark, table: str) -> None:
+    spark.sql(f"CREATE TABLE {table} (id BIGINT, s STRING) USING parquet")
     tracker = spark.sparkContext.statusTracker()
     outcome: dict[str, str] = {}
 
     def write() -> None:
         try:
-            spark.sql(f"INSERT INTO unlocked SELECT id, s FROM ({SLOW_JOB_ROWS})").collect()
+            spark.sql(f"INSERT INTO {table} SELECT id, s FROM ({SLOW_JOB_ROWS})").collect()
             outcome["ok"] = "succeeded"
         except Exception as e:  # noqa: BLE001 - the outcome under test
             outcome["error"] = str(e)
@@ -158,15 +169,15 @@ def test_unlock_of_a_running_writer_fences_it_naming_who(spark):
     writer = threading.Thread(target=write)
     writer.start()
     wait_until(lambda: len(tracker.getActiveJobsIds()) > 0, 60, "the writer's job")
-    spark.sql("UNLOCK TABLE unlocked").collect()
+    spark.sql(f"UNLOCK TABLE {table}").collect()
     writer.join(60)
     assert "error" in outcome, f"the unlocked writer went on: {outcome}"
     error = outcome["error"]
-    assert "LOCKS_LOST" in error and "UNLOCK TABLE" in error and "unlocked" in error, error
-    assert data_files(spark, "unlocked") == []
-    spark.sql("REFRESH TABLE unlocked")
-    assert spark.sql("SELECT count(*) FROM unlocked").collect()[0][0] == 0
-    assert spark.sql("SHOW LOCKS unlocked").collect() == []
+    assert "LOCKS_LOST" in error and "UNLOCK TABLE" in error and table in error, error
+    assert data_files(spark, table) == []
+    spark.sql(f"REFRESH TABLE {table}")
+    assert spark.sql(f"SELECT count(*) FROM {table}").collect()[0][0] == 0
+    assert spark.sql(f"SHOW LOCKS {table}").collect() == []
 
 
 def test_an_aborted_job_leaves_another_jobs_staging_alone(spark, tmp_path):

@@ -20,6 +20,7 @@ from tests.support.lease_faults import (
     leased,
     wait_until,
 )
+from tests.support.nemesis import trials
 from tests.support.spark import build_session
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper]
@@ -62,48 +63,56 @@ def data_files(spark, table: str) -> list[str]:
 def test_a_statement_under_an_explicit_lock_is_fenced(spark, proxy):
     """LOCK TABLE's lock outlives the ZooKeeper session (a persistent node), but the INSERT run
     under it is bound to the lease like any statement: it must not write unfenced."""
-    spark.sql("CREATE TABLE e (id INT) USING parquet")
-    spark.sql("LOCK TABLE e EXCLUSIVE")
-    try:
-        error = fenced_during(
-            spark, proxy, "INSERT INTO e SELECT slow(CAST(id AS INT), 1.0) FROM range(0, 24, 1, 2)"
-        )
-        assert "LOCKS_LOST" in error, error
-        assert data_files(spark, "e") == []
-    finally:
-        spark.sql("UNLOCK TABLE e")
+    for k in range(trials()):
+        spark.sql(f"CREATE TABLE e{k} (id INT) USING parquet")
+        spark.sql(f"LOCK TABLE e{k} EXCLUSIVE")
+        try:
+            insert = f"INSERT INTO e{k} SELECT slow(CAST(id AS INT), 1.0) FROM range(0, 24, 1, 2)"
+            error = fenced_during(spark, proxy, insert)
+            assert "LOCKS_LOST" in error, f"trial {k}: {error}"
+            assert data_files(spark, f"e{k}") == [], f"trial {k}"
+        finally:
+            spark.sql(f"UNLOCK TABLE e{k}")
 
 
 def test_a_create_table_as_select_fenced_in_its_job_leaves_no_table(spark, proxy):
     """The catalog change of a CTAS comes after its write job: fenced there, it never happens."""
-    error = fenced_during(
-        spark,
-        proxy,
-        "CREATE TABLE c USING parquet AS "
-        "SELECT slow(CAST(id AS INT), 1.0) AS id FROM range(0, 24, 1, 2)",
-    )
-    assert "LOCKS_LOST" in error, error
-    assert not spark.catalog.tableExists("c")
+    for k in range(trials()):
+        error = fenced_during(
+            spark,
+            proxy,
+            f"CREATE TABLE c{k} USING parquet AS "
+            "SELECT slow(CAST(id AS INT), 1.0) AS id FROM range(0, 24, 1, 2)",
+        )
+        assert "LOCKS_LOST" in error, f"trial {k}: {error}"
+        assert not spark.catalog.tableExists(f"c{k}"), f"trial {k}"
 
 
 def test_a_writer_whose_lock_another_client_removed_is_fenced(spark, zk_server):
     """An UNLOCK of another driver (a plain ZooKeeper client deleting the writer's lock node, as
     ``python -m sparklock release`` or Hive would) while the writer's job runs: the JVM fences it
     at once (its lease was healthy), its job is cancelled, nothing of it is written."""
+    for k in range(trials()):
+        removed_elsewhere(spark, zk_server, f"r{k}")
+
+
+def removed_elsewhere(spark, zk_server, table: str) -> None:
     from tests.support.zk_tree import inspecting, znodes
 
-    spark.sql("CREATE TABLE r (id INT) USING parquet")
-    spark.sql("INSERT INTO r VALUES (1)")
-    before = data_files(spark, "r")
+    spark.sql(f"CREATE TABLE {table} (id INT) USING parquet")
+    spark.sql(f"INSERT INTO {table} VALUES (1)")
+    before = data_files(spark, table)
     bridge = spark.sparkContext._jvm.io.sparklock.shim.SparkLockBridge
     fences_before = len(bridge.leaseFences().splitlines())
     root = "/" + spark.conf.get("spark.sparklock.zookeeper.namespace")
     tracker = spark.sparkContext.statusTracker()
-    slow = "INSERT INTO r SELECT slow(CAST(id AS INT), 1.0) FROM range(0, 24, 1, 2)"
+    slow = f"INSERT INTO {table} SELECT slow(CAST(id AS INT), 1.0) FROM range(0, 24, 1, 2)"
     writer, outcome = in_background(lambda: spark.sql(slow).collect())
     with inspecting(zk_server.address) as other:
         wait_until(lambda: len(tracker.getActiveJobsIds()) > 0, 60, "the statement's job")
-        exclusive = [p for p in znodes(other, root, locks_only=True) if "EXCLUSIVE" in p]
+        exclusive = [
+            p for p in znodes(other, root, locks_only=True) if "EXCLUSIVE" in p and table in p
+        ]
         assert exclusive, znodes(other, root, locks_only=True)
         for path in exclusive:
             other.delete(path)
@@ -114,4 +123,4 @@ def test_a_writer_whose_lock_another_client_removed_is_fenced(spark, zk_server):
     assert "removed by another client" in outcome["error"], outcome["error"]
     assert time.monotonic() - started < 10  # cancelled, not left to run its 12 s of tasks
     assert len(bridge.leaseFences().splitlines()) > fences_before
-    assert data_files(spark, "r") == before
+    assert data_files(spark, table) == before

@@ -1,8 +1,8 @@
 """The metastore manager's lease, enforced by the driver's JVM (docs/fencing.md), on a real Hive
 4.0.1 metastore: a statement's term (its own request, and its owner's LOCK TABLE requests that
 cover what it did not send), and the nemesis: a writer whose Python stalls past
-``metastore.txn.timeout`` is fenced by its own JVM (real driver processes, a checker on the
-data; ``tests/support/metastore_nemesis.py``).
+``metastore.txn.timeout``, or whose link to the metastore goes silent, is fenced by its own JVM
+(real driver processes, a checker on the data; ``tests/support/metastore_nemesis.py``).
 
 Each nemesis trial must leave the data holding B's complete batch and nothing of A's, and A's
 statement failing with ``LOCKS_LOST``. One trial per fault; ``SPARKLOCK_NEMESIS_TRIALS=N`` runs
@@ -59,11 +59,21 @@ def test_a_statement_under_lock_database_lives_under_that_lock_s_lease(hive_meta
 
 
 @pytest.fixture(scope="module")
-def writers(hive_metastore, tmp_path_factory):
-    a, b = mn.start(hive_metastore.uri, tmp_path_factory.mktemp("metastore-lease"))
+def a_link(hive_metastore):
+    """Writer A's way to the metastore: a proxy a fault can silence."""
+    host, port = hive_metastore.uri.removeprefix("thrift://").split(":")
+    with TcpProxy(host, int(port)) as proxy:
+        yield proxy
+
+
+@pytest.fixture(scope="module")
+def writers(hive_metastore, a_link, tmp_path_factory):
+    work = tmp_path_factory.mktemp("metastore-lease")
+    a, b = mn.start(hive_metastore.uri, work, a_uri=a_link.uri)
     try:
         yield a, b
     finally:
+        a_link.heal()
         for d in (a, b):
             nemesis.continue_python(d)
             d.close()
@@ -94,6 +104,23 @@ def test_python_paused_past_the_txn_timeout(hive_metastore, writers, tmp_path):
         b_cmd = mn.overwrite(path, "B", nemesis.B_ROWS)
         watch = mn.RequestWatch(hive_metastore.uri)
         trials.append(mn.paused_trial("metastore-python-paused", a, b, path, a_cmd, b_cmd, watch))
+    check(trials)
+
+
+@pytest.mark.nemesis
+def test_link_silenced_past_the_txn_timeout(hive_metastore, writers, a_link, tmp_path):
+    """A's link to the metastore goes silent while it overwrites a path (its Python runs on: its
+    heartbeats hang until the client's read timeout, none is answered); the metastore expires
+    A's request, B overwrites: A's JVM must have fenced before the expiry."""
+    a, b = writers
+    trials = []
+    for k in range(nemesis.trials()):
+        path = tmp_path / str(k) / "target"
+        a_cmd = mn.overwrite(path, "A", mn.A_ROWS, mn.A_SECONDS)
+        b_cmd = mn.overwrite(path, "B", nemesis.B_ROWS)
+        watch = mn.RequestWatch(hive_metastore.uri)
+        fault = "metastore-link-silenced"
+        trials.append(mn.paused_trial(fault, a, b, path, a_cmd, b_cmd, watch, link=a_link))
     check(trials)
 
 

@@ -129,3 +129,55 @@ def test_full_read_names_every_partition_as_the_metastore_holds_it(spark):
         assert sorted(map(dict, reads[0].partitions), key=key) == sorted(expected, key=key)
     finally:
         spark.sql("DROP TABLE IF EXISTS hodd")
+
+
+def _truncated(session, table: str, fmt: str) -> tuple:
+    """What a run of TRUNCATEs leaves of ``table``: rows per partition, the catalog's
+    partitions, the table's statistics, and the error of a missing partition."""
+    session.sql(f"DROP TABLE IF EXISTS {table}")
+    session.sql(f"CREATE TABLE {table} (v INT, s STRING, n INT) {fmt} PARTITIONED BY (s, n)")
+    session.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    session.sql(
+        f"INSERT INTO {table} VALUES (1, 'a/b', 1), (2, 'a/b', 2), (3, 'x=y', 2), "
+        "(4, '50%', NULL), (5, NULL, 6), (6, 'keep', 7)"
+    )
+    session.sql(f"ANALYZE TABLE {table} COMPUTE STATISTICS")
+    seen = []
+
+    def look() -> None:
+        rows = session.sql(f"SELECT s, n, count(*) FROM {table} GROUP BY s, n").collect()
+        parts = session.sql(f"SHOW PARTITIONS {table}").collect()
+        described = session.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+        stats = [r[1] for r in described if r[0] == "Statistics"]
+        seen.append((sorted(map(tuple, rows), key=str), sorted(map(tuple, parts)), stats))
+
+    session.sql(f"TRUNCATE TABLE {table} PARTITION (S='a/b')")  # partial, in another case
+    look()
+    session.sql(f"TRUNCATE TABLE {table}")
+    look()
+    try:
+        session.sql(f"TRUNCATE TABLE {table} PARTITION (s='none', n=9)")
+        seen.append("no error")
+    except Exception as e:  # noqa: BLE001 - Spark's own error is part of the outcome
+        seen.append(type(e).__name__)
+    session.sql(f"INSERT INTO {table} VALUES (7, 'keep', 7)")
+    look()
+    session.sql(f"DROP TABLE {table}")
+    return tuple(seen)
+
+
+@pytest.mark.parametrize("fmt", ["STORED AS PARQUET", "USING parquet"], ids=["hive", "datasource"])
+def test_truncate_of_many_partitions_ends_as_spark_s_own(spark, fmt):
+    """A TRUNCATE that deletes more than one partition runs Spark's command once per partition
+    (the lease checked before each, tests/test_fencing_destructive.py): what it leaves must be
+    what Spark's single command leaves (a session with sparklock off): rows, the catalog's
+    partitions (kept, empty), the statistics, the error for a missing partition. A partial spec
+    in another case, and odd values: a slash, '=', '%', NULL."""
+    free = spark.newSession()
+    free.conf.set("spark.sparklock.enabled", "false")
+    split = spark._jvm.io.sparklock.shim.write.CheckedTruncate
+    before = split.partitionsTruncated()
+    ours = _truncated(spark, "htr_locked", fmt)
+    assert split.partitionsTruncated() - before == 2 + 6, "not run one partition at a time"
+    assert ours[0][0] != ours[1][0], "the whole-table TRUNCATE left the rows as they were"
+    assert ours == _truncated(free, "htr_free", fmt)

@@ -22,6 +22,7 @@ from tests.support.lease_faults import (
     reconnect,
     wait_until,
 )
+from tests.support.nemesis import trials
 
 pytestmark = [pytest.mark.spark, pytest.mark.zookeeper, pytest.mark.iceberg]
 
@@ -96,19 +97,21 @@ def held_while_the_lease_lapses(spark, proxy, sql: str) -> str:
 
 
 def test_a_commit_under_a_lapsed_lease_is_refused_and_no_snapshot_is_added(spark, proxy):
-    spark.sql("CREATE TABLE ice.db.t (batch STRING, id INT) USING iceberg")
-    spark.sql("INSERT INTO ice.db.t VALUES ('before', 0)")
-    before = metadata_version(spark, "t")
-    sql = "INSERT INTO ice.db.t SELECT 'A', CAST(id AS INT) FROM range(0, 4, 1, 2)"
-    error = held_while_the_lease_lapses(spark, proxy, sql)
-    assert "LOCKS_LOST" in error and "refused the commit of" in error, error
-    assert metadata_version(spark, "t") == before, "the refused commit became a snapshot"
+    for k in range(trials()):
+        spark.sql(f"CREATE TABLE ice.db.t{k} (batch STRING, id INT) USING iceberg")
+        spark.sql(f"INSERT INTO ice.db.t{k} VALUES ('before', 0)")
+        before = metadata_version(spark, f"t{k}")
+        sql = f"INSERT INTO ice.db.t{k} SELECT 'A', CAST(id AS INT) FROM range(0, 4, 1, 2)"
+        error = held_while_the_lease_lapses(spark, proxy, sql)
+        assert "LOCKS_LOST" in error and "refused the commit of" in error, error
+        assert metadata_version(spark, f"t{k}") == before, f"trial {k}: the commit was made"
 
 
 def test_a_create_table_as_select_under_a_lapsed_lease_creates_nothing(spark, proxy):
     """CTAS into Iceberg (``AtomicCreateTableAsSelectExec``) writes through a nested append
     whose commit is checked; refused, Spark aborts the staged table."""
-    sql = "CREATE TABLE ice.db.ctas USING iceberg AS SELECT id FROM range(0, 4, 1, 2)"
-    error = held_while_the_lease_lapses(spark, proxy, sql)
-    assert "LOCKS_LOST" in error and "refused the commit of" in error, error
-    assert not spark.catalog.tableExists("ice.db.ctas"), "the refused CTAS created its table"
+    for k in range(trials()):
+        sql = f"CREATE TABLE ice.db.ctas{k} USING iceberg AS SELECT id FROM range(0, 4, 1, 2)"
+        error = held_while_the_lease_lapses(spark, proxy, sql)
+        assert "LOCKS_LOST" in error and "refused the commit of" in error, error
+        assert not spark.catalog.tableExists(f"ice.db.ctas{k}"), f"trial {k}: CTAS created it"

@@ -2,10 +2,11 @@
 
 The scenario of ``tests.support.nemesis``, on the metastore: writer A holds its EXCLUSIVE lock
 over slow tasks when its Python is stopped (SIGSTOP: no heartbeat leaves the process, its JVM
-writes on); once the metastore's housekeeper has expired A's lock request (no heartbeat for
-``metastore.txn.timeout``, 10 s here), writer B overwrites the same data; then A continues. The
-checker (``nemesis.Trial``) asks whether the data is B's complete batch alone and A's statement
-failed with ``LOCKS_LOST``.
+writes on), or its link to the metastore goes silent (a proxy drops every byte: its heartbeats
+hang until the client's read timeout, its Python runs on); once the metastore's housekeeper has
+expired A's lock request (no heartbeat for ``metastore.txn.timeout``, 10 s here), writer B
+overwrites the same data; then A continues (or its link heals). The checker (``nemesis.Trial``)
+asks whether the data is B's complete batch alone and A's statement failed with ``LOCKS_LOST``.
 
 Measured per trial: the fence lead, the instant a watcher saw A's request vanish from
 ``show_locks`` (polled every 50 ms) minus the instant A's JVM fenced.
@@ -19,6 +20,7 @@ from pathlib import Path
 from sparklock.managers.metastore.client import MetastoreClient
 from tests.support import nemesis
 from tests.support.driver import Driver
+from tests.support.tcp_proxy import TcpProxy
 
 #: A's rows, one per task, ``A_SECONDS`` each: on 2 cores its job runs 5 waves of 5 s, well
 #: past the metastore's expiry of a request whose heartbeats stopped (at most timeout +
@@ -34,16 +36,23 @@ A_RESUME = A_JOB + 8.0
 PATIENT = {"spark.sparklock.lock.numRetries": "600", "spark.sparklock.lock.retryInterval": "100ms"}
 
 
-def start(uri: str, work: Path) -> tuple[Driver, Driver]:
-    """Writers A (a process group of its own) and B on the metastore manager at ``uri``, each
-    with a local catalog: tables registered under the same names lock the same objects."""
-    conf = {
-        "spark.sparklock.manager": "metastore",
-        "spark.sparklock.metastore.uris": uri,
-        **PATIENT,
-    }
+def start(uri: str, work: Path, a_uri: str | None = None) -> tuple[Driver, Driver]:
+    """Writers A (a process group of its own; through ``a_uri``, a proxy, when given) and B on
+    the metastore manager at ``uri``, each with a local catalog: tables registered under the
+    same names lock the same objects."""
+
+    def conf(at: str) -> dict[str, str]:
+        manager = {"spark.sparklock.manager": "metastore", "spark.sparklock.metastore.uris": at}
+        return {**manager, **PATIENT}
+
     specs = [
-        dict(quorum=None, namespace=None, warehouse=str(work / n), conf=conf, new_session=n == "a")
+        dict(
+            quorum=None,
+            namespace=None,
+            warehouse=str(work / n),
+            conf=conf(a_uri or uri if n == "a" else uri),
+            new_session=n == "a",
+        )
         for n in ("a", "b")
     ]
     a, b = nemesis.start_drivers(specs)
@@ -95,27 +104,31 @@ def paused_trial(
     a_cmd: dict,
     b_cmd: dict,
     watch: RequestWatch,
+    link: TcpProxy | None = None,
 ) -> nemesis.Trial:
     """A runs ``a_cmd`` (a command of ``tests.support.driver``) and its Python is stopped once
-    its job staged under ``path``; B runs ``b_cmd`` once the metastore expired A's requests
-    (those ``watch`` sees appear: made before A's explicit locks, if any); A continues when its
-    job, unfenced, would have ended."""
+    its job staged under ``path`` (or, given A's ``link``, that link silenced); B runs ``b_cmd``
+    once the metastore expired A's requests (those ``watch`` sees appear: made before A's
+    explicit locks, if any); A continues (its link heals) when its job, unfenced, would have
+    ended."""
+    fault_on = link.silence if link else lambda: nemesis.stop_python(a)
+    fault_off = link.heal if link else lambda: nemesis.continue_python(a)
     try:
         nemesis.submit(a, a_cmd)
         watch.held()
         nemesis.wait_for_job(path)  # granted, and its job set up: A writes under its lock
         started = time.monotonic()
         since = time.monotonic_ns()
-        nemesis.stop_python(a)
+        fault_on()
         if not watch.wait_gone():
             raise AssertionError(f"the metastore did not expire A's requests {watch.mine}")
         b_answer = b.send(b_cmd, 120)
         time.sleep(max(0.0, started + A_RESUME - time.monotonic()))
-        nemesis.continue_python(a)
+        fault_off()
         a_answer = a.next(120)
         fences = a.send({"op": "fences"}, 60)["fences"]
     finally:
-        nemesis.continue_python(a)
+        fault_off()
         watch.close()
     return nemesis.Trial(
         fault,

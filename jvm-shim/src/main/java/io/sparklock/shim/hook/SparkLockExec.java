@@ -5,6 +5,7 @@ import io.sparklock.shim.guard.LockGuard;
 import io.sparklock.shim.util.OneFieldNode;
 import io.sparklock.shim.util.ScalaInterop;
 import io.sparklock.shim.util.SingleChildExec;
+import io.sparklock.shim.write.CheckedTruncate;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -55,7 +56,8 @@ public class SparkLockExec extends SingleChildExec implements OneFieldNode, Guar
 
   @Override
   public InternalRow[] executeCollect() {
-    return LockGuard.runLocked(this, child::executeCollect);
+    // A partitioned TRUNCATE runs one partition at a time, the lease checked before each.
+    return LockGuard.runLocked(this, () -> CheckedTruncate.executeCollect(child));
   }
 
   @Override

@@ -184,6 +184,11 @@ public final class Lease {
     }
   }
 
+  /** Whether a statement the current thread runs is bound: a step of it can be refused. */
+  public static boolean checksCurrentThread() {
+    return !ExecutionLeases.underCurrentThread(RUNNING.get(), BOUND).isEmpty();
+  }
+
   /**
    * Before a write becomes visible (a job commit, see {@code LeaseCommitProtocol}): every lease
    * the current thread runs under must still hold, or the commit is refused with {@code
