@@ -91,11 +91,8 @@ def check(trials: list[nemesis.Trial]) -> None:
     assert all(lead is not None and lead > 0 for lead in leads), leads
 
 
-@pytest.mark.nemesis
-def test_python_paused_past_the_txn_timeout(hive_metastore, writers, tmp_path):
-    """The reproduction: A overwrites a path, its Python stopped until the metastore expired its
-    request, B overwrites the path; A's JVM must have fenced (its job cancelled, its commit
-    refused) before the expiry."""
+def overwrites(fault: str, hive_metastore, writers, tmp_path, link=None) -> None:
+    """The trials of a fault hitting A while it overwrites a path (``mn.paused_trial``)."""
     a, b = writers
     trials = []
     for k in range(nemesis.trials()):
@@ -103,8 +100,16 @@ def test_python_paused_past_the_txn_timeout(hive_metastore, writers, tmp_path):
         a_cmd = mn.overwrite(path, "A", mn.A_ROWS, mn.A_SECONDS)
         b_cmd = mn.overwrite(path, "B", nemesis.B_ROWS)
         watch = mn.RequestWatch(hive_metastore.uri)
-        trials.append(mn.paused_trial("metastore-python-paused", a, b, path, a_cmd, b_cmd, watch))
+        trials.append(mn.paused_trial(fault, a, b, path, a_cmd, b_cmd, watch, link=link))
     check(trials)
+
+
+@pytest.mark.nemesis
+def test_python_paused_past_the_txn_timeout(hive_metastore, writers, tmp_path):
+    """The reproduction: A overwrites a path, its Python stopped until the metastore expired its
+    request, B overwrites the path; A's JVM must have fenced (its job cancelled, its commit
+    refused) before the expiry."""
+    overwrites("metastore-python-paused", hive_metastore, writers, tmp_path)
 
 
 @pytest.mark.nemesis
@@ -112,16 +117,7 @@ def test_link_silenced_past_the_txn_timeout(hive_metastore, writers, a_link, tmp
     """A's link to the metastore goes silent while it overwrites a path (its Python runs on: its
     heartbeats hang until the client's read timeout, none is answered); the metastore expires
     A's request, B overwrites: A's JVM must have fenced before the expiry."""
-    a, b = writers
-    trials = []
-    for k in range(nemesis.trials()):
-        path = tmp_path / str(k) / "target"
-        a_cmd = mn.overwrite(path, "A", mn.A_ROWS, mn.A_SECONDS)
-        b_cmd = mn.overwrite(path, "B", nemesis.B_ROWS)
-        watch = mn.RequestWatch(hive_metastore.uri)
-        fault = "metastore-link-silenced"
-        trials.append(mn.paused_trial(fault, a, b, path, a_cmd, b_cmd, watch, link=a_link))
-    check(trials)
+    overwrites("metastore-link-silenced", hive_metastore, writers, tmp_path, link=a_link)
 
 
 @pytest.mark.nemesis

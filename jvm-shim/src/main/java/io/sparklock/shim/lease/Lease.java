@@ -19,19 +19,15 @@ import org.slf4j.LoggerFactory;
 /**
  * The self-fencing lease of this JVM's ZooKeeper and metastore locks (docs/fencing.md).
  *
- * <p>Python pushes renewals ({@link #renew}): the ZooKeeper session id, or for the metastore
- * manager a negative term id per granted statement (the <i>epoch</i>), and
- * the monotonic instant ({@code System.nanoTime()}, CLOCK_MONOTONIC as Python's
- * {@code time.monotonic_ns()}) until which that session's locks are certainly held: the send
- * time of the last answered request plus the session timeout minus the margin. A statement
- * granted under an epoch ({@link #bind}) is covered until that epoch's deadline passes; an
- * ended session is no longer renewed, so its deadline passes before the server's expiry. Python only pushes; it is the JVM that acts, so a stalled Python
- * (SIGSTOP, a debugger, a long GIL hold) or a partition lets the lease lapse and the JVM fences
- * on its own: the watchdog cancels the statement's jobs, its commits are refused
- * ({@link #checkCommit}) and its release fails with {@code LOCKS_LOST}.
- *
- * <p>Statements with no epoch (the embedded manager: locks that live in the process) are never
- * bound and cost nothing.
+ * <p>Python pushes renewals ({@link #renew}): per <i>epoch</i> (the ZooKeeper session id, or for
+ * the metastore manager a negative term id per granted statement) the monotonic instant
+ * ({@code System.nanoTime()}, CLOCK_MONOTONIC as Python's {@code time.monotonic_ns()}) until
+ * which its locks are certainly held: the send time of the last answered request plus the
+ * timeout minus the margin. A statement granted under an epoch ({@link #bind}) is covered until
+ * that deadline; Python only pushes, the JVM acts: a stalled Python or a partition lets the lease
+ * lapse and the watchdog cancels the statement's jobs, its commits are refused
+ * ({@link #checkCommit}) and its release fails with {@code LOCKS_LOST}. Statements with no epoch
+ * (the embedded manager) can only be revoked, by an UNLOCK.
  */
 public final class Lease {
   private static final Logger LOG = LoggerFactory.getLogger("io.sparklock.shim.Lease");
@@ -199,9 +195,8 @@ public final class Lease {
   }
 
   /**
-   * Before a destructive step that is not a commit (the delete of an overwrite's old data, each
-   * delete and rename of a job commit): refused as {@link #checkCommit} is, but passing it does
-   * not count as committed, so an UNLOCK still fences the statement afterwards.
+   * Before a destructive step that is not a commit (an overwrite's delete, each step of a job
+   * commit): refused as {@link #checkCommit} is; passing it is not committing (UNLOCK fences).
    */
   public static void checkStep(String what) {
     check(what, false);
