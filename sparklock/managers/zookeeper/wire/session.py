@@ -212,12 +212,15 @@ class SharedZooKeeperClient:
             self._connected.clear()
             reason = "ZooKeeper session closed" if self._stopping else "ZooKeeper session expired"
             refused = not self._stopping and secure_connect.credentials_refused(client)
+            ended = not self._stopping and _connection_ended(client)
             if refused:
                 # kazoo gives up for good on a refused login (a changed password, an expired
                 # Kerberos ticket): drop the client, so the next statement connects anew
                 reason = secure_connect.refused_on_reconnect(self.quorum, self.security)
+            elif ended:
+                reason = "kazoo's connection thread ended (see its log): connecting anew"
             self._events.put((lost, reason))
-            if refused:
+            if refused or ended:
                 self._events.put((_ABANDON, client))
 
     def _run_worker(self) -> None:
@@ -321,6 +324,13 @@ class SharedZooKeeperClient:
         client = self.client
         cid = client.client_id if client is not None else None
         return cid[0] if cid else None
+
+
+def _connection_ended(client: KazooClient) -> bool:
+    """Whether kazoo's connection thread ended unasked: an error its loop does not handle (an
+    answer it cannot match to its request) ends it for good, and kazoo never reconnects."""
+    stopped = getattr(getattr(client, "_connection", None), "connection_stopped", None)
+    return stopped is not None and stopped.is_set()
 
 
 _registry: dict[tuple, SharedZooKeeperClient] = {}
