@@ -13,13 +13,12 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
 from sparklock.errors import LocksLostError, from_failure
 from sparklock.failures import Failure
-from tests.support.lease_faults import in_background, wait_until
+from tests.support.lease_faults import data_files, in_background, wait_until
 from tests.support.nemesis import trials
 from tests.support.spark import build_session
 
@@ -132,18 +131,6 @@ def test_locks_lost_after_completion_says_committed(spark):
     assert error.committed and "do not run it again" in str(error), str(error)
     assert str(error).startswith("LOCKS_LOST: the lease lapsed 5 ms ago")
     assert not rebuilt(lost).committed
-
-
-def data_files(spark, table: str) -> list[str]:
-    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
-    (location,) = [r.data_type for r in rows if r.col_name == "Location"]
-    root = Path(urlparse(location).path)
-    # committed files only: a cancelled job's task output under _temporary is not the table's
-    return sorted(
-        p.name
-        for p in root.rglob("*")
-        if p.is_file() and not any(part[0] in "._" for part in p.relative_to(root).parts)
-    )
 
 
 def test_unlock_of_a_running_writer_fences_it_naming_who(spark):

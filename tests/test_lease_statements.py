@@ -8,12 +8,11 @@ each test heals it and waits until the session locks again.
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
 from tests.support.lease_faults import (
+    data_files,
     heal_and_reconnect,
     in_background,
     lease_conf,
@@ -51,13 +50,6 @@ def fenced_during(spark, proxy, sql: str) -> str:
         writer.join(60)
     assert "error" in outcome, f"{sql!r} was not fenced: {outcome}"
     return outcome["error"]
-
-
-def data_files(spark, table: str) -> list[str]:
-    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
-    (location,) = [r.data_type for r in rows if r.col_name == "Location"]
-    root = Path(urlparse(location).path)
-    return sorted(p.name for p in root.rglob("*") if p.is_file() and p.name[0] not in "._")
 
 
 def test_a_statement_under_an_explicit_lock_is_fenced(spark, proxy):

@@ -59,6 +59,22 @@ def in_background(action: Callable[[], object]) -> tuple[threading.Thread, dict[
     return thread, outcome
 
 
+def data_files(spark: Any, table: str) -> list[str]:
+    """The files a reader of ``table`` sees, relative to its location: committed output only
+    (no staging below ``_temporary`` or ``.spark-staging``, no markers)."""
+    from pathlib import Path
+    from urllib.parse import urlparse
+
+    rows = spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()
+    (location,) = [r.data_type for r in rows if r.col_name == "Location"]
+    root = Path(urlparse(location).path)
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and not any(part[0] in "._" for part in p.relative_to(root).parts)
+    )
+
+
 def heal_and_reconnect(spark: Any, proxy: TcpProxy) -> None:
     """Forward again, then :func:`reconnect`."""
     proxy.heal()
