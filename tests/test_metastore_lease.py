@@ -92,7 +92,7 @@ def check(trials: list[nemesis.Trial]) -> None:
 
 
 def overwrites(fault: str, hive_metastore, writers, tmp_path, link=None) -> None:
-    """The trials of a fault hitting A while it overwrites a path (``mn.paused_trial``)."""
+    """The trials of a fault hitting A while it overwrites a path (``mn.fault_trial``)."""
     a, b = writers
     trials = []
     for k in range(nemesis.trials()):
@@ -100,7 +100,7 @@ def overwrites(fault: str, hive_metastore, writers, tmp_path, link=None) -> None
         a_cmd = mn.overwrite(path, "A", mn.A_ROWS, mn.A_SECONDS)
         b_cmd = mn.overwrite(path, "B", nemesis.B_ROWS)
         watch = mn.RequestWatch(hive_metastore.uri)
-        trials.append(mn.paused_trial(fault, a, b, path, a_cmd, b_cmd, watch, link=link))
+        trials.append(mn.fault_trial(fault, a, b, path, a_cmd, b_cmd, watch, link=link))
     check(trials)
 
 
@@ -142,5 +142,5 @@ def test_statement_under_lock_database_is_fenced(hive_metastore, writers, tmp_pa
         a_cmd = mn.insert_overwrite(f"{db}.t", "A", mn.A_ROWS, mn.A_SECONDS)
         b_cmd = mn.insert_overwrite(f"{db}.t", "B", nemesis.B_ROWS)
         fault = "metastore-lock-database"
-        trials.append(mn.paused_trial(fault, a, b, path, a_cmd, b_cmd, watch))
+        trials.append(mn.fault_trial(fault, a, b, path, a_cmd, b_cmd, watch))
     check(trials)

@@ -96,7 +96,7 @@ class RequestWatch:
         self.client.close()
 
 
-def paused_trial(
+def fault_trial(
     fault: str,
     a: Driver,
     b: Driver,

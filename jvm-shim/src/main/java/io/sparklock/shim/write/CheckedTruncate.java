@@ -51,9 +51,12 @@ public final class CheckedTruncate {
    * statement runs under a lease (nothing to check otherwise).
    */
   public static InternalRow[] executeCollect(SparkPlan plan) {
-    TruncateTableCommand cmd = Lease.checksCurrentThread() ? truncateOf(plan) : null;
+    TruncateTableCommand cmd = truncateOf(plan); // every statement passes here: cheapest first
+    if (cmd == null || !Lease.checksCurrentThread()) {
+      return plan.executeCollect();
+    }
     SparkSession session = plan.session();
-    List<CatalogTablePartition> parts = cmd == null ? null : partitions(session, cmd);
+    List<CatalogTablePartition> parts = partitions(session, cmd);
     if (parts == null || parts.size() < 2) {
       return plan.executeCollect();
     }
