@@ -11,7 +11,7 @@ mirrored blocks (before, after, after, before) so drift hits both alike. Each pr
 its tree's ``sparklock`` (whose shim jar it compiles and caches from that tree's sources) and
 this tree's benchmark harness (``bench_spark.measure``).
 
-    python3 -m tests.benchmarks.bench_lease_cost [--quick] [--before REV]
+    python3 -m tests.benchmarks.bench_lease_cost [--quick] [--rounds N] [--before REV]
 """
 
 from __future__ import annotations
@@ -111,8 +111,8 @@ def run_block(tree: Path, zk_address: str, namespace: str, rounds: int) -> dict:
     return result["pairs"]
 
 
-def run(quick: bool = False, before: str | None = None) -> dict:
-    rounds = QUICK_ROUNDS if quick else ROUNDS
+def run(quick: bool = False, before: str | None = None, rounds: int | None = None) -> dict:
+    rounds = rounds or (QUICK_ROUNDS if quick else ROUNDS)
     rev = before or f"{LEASE_MERGE}^1"
     work = Path(tempfile.mkdtemp(prefix="sparklock-bench-lease-trees-"))
     trees = {"before": export_tree(rev, work / "before"), "after": REPO}
@@ -157,8 +157,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--before", help="git revision of sparklock before the lease")
+    parser.add_argument("--rounds", type=int, help=f"pairs per block (default {ROUNDS})")
     args = parser.parse_args(argv)
-    run(args.quick, args.before)
+    run(args.quick, args.before, args.rounds)
 
 
 if __name__ == "__main__":
