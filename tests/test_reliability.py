@@ -627,6 +627,7 @@ def test_no_presumed_expiry_when_zookeeper_is_back_in_time(zk_namespace):
             manager.close()
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_client_whose_connection_thread_ended_is_replaced(zk_server, zk_namespace):
     """kazoo ends its connection thread for good on an error its loop does not handle (an
     answer whose xid does not match its request's, as a stream with a hole gives): it never
