@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from operator import attrgetter
 
 from ...errors import LockManagerUnavailableError, NotLockedError, UnlockError
@@ -257,20 +258,21 @@ class ZooKeeperLockManager(SideNodes, LockManager):
         ):
             # Ephemeral nodes went with their session; their paths may already name new locks.
             self._owners.forget(i.lock_id for i in held.locks)
+            self._unwatch(held)
             held.released = True
             return
         with self.transport.errors("releasing locks"):
-            paths = ids = [i.lock_id for i in held.locks]
-            # Only the nodes still carrying our data are ours: an UNLOCK (anyone's) may have
-            # removed them, and a lock below the object node re-created since may carry the
-            # same name (sequence numbers start over); deleting it would admit a conflicting
-            # lock beside its holder. Costs one read; the delete still comes in one multi.
-            if self._shared.connected:
-                wait = self._cleanup.release_wait  # (not a whole session timeout)
-                try:
-                    paths = self._tree.still_ours(held.locks, "releasing locks", wait)
-                except LockManagerUnavailableError:
-                    pass  # cannot check: try to delete them all (and report what fails)
+            ids = [i.lock_id for i in held.locks]
+            # Only our own nodes may go: an UNLOCK (anyone's) may have removed them, and a lock
+            # below the object node re-created since may carry the same name (sequence numbers
+            # start over); deleting it would admit a conflicting lock beside its holder.
+            wait = self._cleanup.release_wait  # (not a whole session timeout)
+            read = partial(self._tree.still_ours, what="releasing locks", limit=wait)
+            try:
+                paths = self._owned(held, read if self._shared.connected else None)
+            except LockManagerUnavailableError:
+                paths = ids  # cannot check: try to delete them all (and report what fails)
+            paths = ids if paths == ids else paths
             # object nodes the acquisition created (explicit locks, kept for long, always read)
             fresh = set(held.handles) if held.lock_type is LockType.IMPLICIT else None
             kept: list[str] = []

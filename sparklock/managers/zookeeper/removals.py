@@ -12,6 +12,12 @@ reported to the listeners, which fence the statement unless its commit is alread
 Reading sets are not watched: an UNLOCK of what a statement only reads leaves it running, as
 under Hive. The watches cost one request per watched node, sent with the grant's answer already
 on its way; a node already gone when the watch is set counts as removed.
+
+The same watches tell the release which of those nodes are still the statement's own (an UNLOCK
+may have removed one, and a re-created object node restarted the names): a node whose watch is
+set and has reported nothing is, up to the events still on the wire, exactly what a read-back
+before the delete would find (it leaves the same round trip open). So the release reads back
+only the nodes no watch answers for: a writer's set usually needs no read at all.
 """
 
 from __future__ import annotations
@@ -22,9 +28,9 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from kazoo.protocol.states import EventType, WatchedEvent
+from kazoo.protocol.states import Callback, EventType, WatchedEvent
 
-from ...locks.model import LockMode
+from ...locks.model import LockInfo, LockMode
 from ...locks.objects import LockObject
 from ..base import HeldLocks
 from .live_sets import LiveSets
@@ -34,6 +40,14 @@ log = logging.getLogger("sparklock")
 
 #: How long a removal this process announced (:meth:`RemovalWatch.expect`) stays its own, s.
 OWN_REMOVAL_MEMORY = 60.0
+
+#: How long a release waits for kazoo to hand over the watch events it has read, s (then it
+#: reads its nodes back instead).
+SETTLE_WAIT = 0.5
+
+#: Where a watched node stands: watch asked for (no answer yet, or it failed), set, its data
+#: changed (someone wrote into it: read it back), removed.
+ASKED, WATCHED, CHANGED, REMOVED = "asked", "watched", "changed", "removed"
 
 #: ``listener(held, removed_lock_ids)``, on a thread of its own.
 RemovalListener = Callable[[HeldLocks, set[str]], None]
@@ -52,7 +66,8 @@ def _covers(obj: LockObject, writes: Sequence[LockObject]) -> bool:
 
 
 class RemovalWatch:
-    """Watches the write-protecting nodes of the live implicit sets of one manager."""
+    """Watches the write-protecting nodes of the live implicit sets of one manager: reports a
+    removal by someone else, and tells the release which watched nodes are still its own."""
 
     def __init__(self, transport: Transport, live: LiveSets) -> None:
         self._transport = transport
@@ -60,6 +75,7 @@ class RemovalWatch:
         self._guard = threading.Lock()
         self._listeners: list[RemovalListener] = []
         self._own: dict[str, float] = {}  # path -> when this process's UNLOCK removed it
+        self._nodes: dict[str, tuple[HeldLocks, str]] = {}  # path -> (its set, ASKED/...)
 
     def add_listener(self, listener: RemovalListener) -> None:
         with self._guard:
@@ -82,6 +98,8 @@ class RemovalWatch:
         paths = write_guards(held)
         if not paths:
             return
+        with self._guard:
+            self._nodes.update(dict.fromkeys(paths, (held, ASKED)))
         try:
             client = self._transport.client()
             for path in paths:
@@ -90,19 +108,79 @@ class RemovalWatch:
         except Exception as e:  # noqa: BLE001 - the session's own loss handling covers it
             log.debug("sparklock: not watching the locks of %s: %s", held.query_id, e)
 
+    def ours(self, held: HeldLocks) -> tuple[list[str], list[LockInfo]]:
+        """``held``'s nodes its watches vouch for (set, nothing reported), and the locks no
+        watch answers for (not watched, not answered yet, failed, or written into): to read.
+
+        Events kazoo has read wait on its callback thread, in order: a marker queued behind
+        them says when they are all handled — a thread hand-off instead of a round trip."""
+        with self._guard:
+            tracked = any(self._state(held, i.lock_id) is not None for i in held.locks)
+        if not tracked or not self._settled():
+            return [], list(held.locks)
+        known: list[str] = []
+        unknown: list[LockInfo] = []
+        with self._guard:
+            for info in held.locks:
+                state = self._state(held, info.lock_id)
+                if state == WATCHED:
+                    known.append(info.lock_id)
+                elif state != REMOVED:
+                    unknown.append(info)
+        return known, unknown
+
+    def forget(self, held: HeldLocks) -> None:
+        """``held`` is released or lost: later events on its paths are not its own."""
+        with self._guard:
+            for info in held.locks:
+                if self._state(held, info.lock_id) is not None:
+                    del self._nodes[info.lock_id]
+
+    def _state(self, held: HeldLocks, path: str) -> str | None:
+        """Under the guard: where ``held``'s node at ``path`` stands (None: not watched)."""
+        entry = self._nodes.get(path)
+        return entry[1] if entry is not None and entry[0] is held else None
+
+    def _settled(self) -> bool:
+        done = threading.Event()
+        try:
+            client = self._transport.client()
+            client.handler.dispatch_callback(Callback("watch", done.set, ()))
+        except Exception:  # noqa: BLE001 - no client now: the release reads instead
+            return False
+        return done.wait(SETTLE_WAIT)
+
+    def _mark(self, held: HeldLocks, path: str, state: str) -> bool:
+        with self._guard:
+            if self._state(held, path) is None:
+                return False  # forgotten, or the path names a later set's node now
+            self._nodes[path] = (held, state)
+            return True
+
     def _answered(self, held: HeldLocks, path: str, answer) -> None:
-        if answer.successful() and answer.get() is None:
-            self._removed(held, path)  # gone before the watch was set
+        if not answer.successful():
+            return  # stays asked: the release reads the node back
+        if answer.get() is None:
+            if self._mark(held, path, REMOVED):
+                self._removed(held, path)  # gone before the watch was set
+            return
+        with self._guard:  # an event that came first (the node went meanwhile) stands
+            if self._state(held, path) == ASKED:
+                self._nodes[path] = (held, WATCHED)
 
     def _fired(self, held: HeldLocks, path: str, event: WatchedEvent) -> None:
         if event.type == EventType.DELETED:
-            self._removed(held, path)
-        elif event.type == EventType.CHANGED and self._live.contains(held):
+            if self._mark(held, path, REMOVED):
+                self._removed(held, path)
+        elif event.type == EventType.CHANGED and self._mark(held, path, CHANGED):
             self.watch_one(held, path)  # a one-shot watch: set it again
 
     def watch_one(self, held: HeldLocks, path: str) -> None:
         try:
-            self._transport.client().exists_async(path, watch=partial(self._fired, held, path))
+            answer = self._transport.client().exists_async(
+                path, watch=partial(self._fired, held, path)
+            )
+            answer.rawlink(partial(self._answered, held, path))
         except Exception as e:  # noqa: BLE001 - as in watch
             log.debug("sparklock: not watching %s: %s", path, e)
 

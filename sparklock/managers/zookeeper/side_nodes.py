@@ -7,7 +7,7 @@ manager's hooks for them, in one place.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...locks.model import LockInfo
 from ..base import HeldLocks, Refusal
@@ -41,6 +41,24 @@ class SideNodes:
 
     def _watch_writes(self, held: HeldLocks) -> None:
         self._removals.watch(held)
+
+    def _owned(
+        self, held: HeldLocks, read: Callable[[Sequence[LockInfo]], list[str]] | None
+    ) -> list[str]:
+        """The lock ids of ``held`` still its own, in order, at its release: what its watches
+        vouch for, the rest read back by ``read`` (None: cannot read, so every one is taken
+        for ours and a delete that fails says otherwise). Stops tracking ``held``."""
+        try:
+            if read is None:
+                return [i.lock_id for i in held.locks]
+            known, unknown = self._removals.ours(held)
+            mine = set(known) | set(read(unknown) if unknown else ())
+            return [i.lock_id for i in held.locks if i.lock_id in mine]
+        finally:
+            self._removals.forget(held)
+
+    def _unwatch(self, held: HeldLocks) -> None:
+        self._removals.forget(held)
 
     def _removing(self, paths: Sequence[str]) -> None:
         self._removals.expect(paths)

@@ -1,0 +1,135 @@
+"""A writer's release trusts the ``exists`` watches its write guards already carry (they are there
+to fence it when someone else UNLOCKs it) instead of reading its nodes back, against a real
+ZooKeeper server.
+
+The watches must say exactly what the read would: a node someone removed is not deleted again
+(a re-created object node restarts the names, so the path may be another holder's lock now), a
+node someone wrote into is read back, and whatever no watch vouches for (a read-only lock of the
+same statement) is read. The request counts show what the watches save.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sparklock.config import LockSettings
+from sparklock.locks.model import LockMode, LockRequest, WaitPolicy
+from sparklock.locks.objects import LockObject
+from sparklock.managers.zookeeper import ZooKeeperLockManager
+from sparklock.managers.zookeeper.removals import WATCHED
+from tests.support.locks import wait_for
+from tests.support.zk_managers import request_counting_fixtures
+from tests.support.zk_requests import counted
+
+pytestmark = pytest.mark.zookeeper
+
+server, ns, _, other = request_counting_fixtures("rw_")
+
+S, X = LockMode.SHARED, LockMode.EXCLUSIVE
+T = LockObject.of_table("default", "t")
+U = LockObject.of_table("default", "u")
+P1 = LockObject.of_partition("default", "t", {"p": "1"})
+FAIL_FAST = LockSettings(num_retries=1, retry_interval=0.05, wait_policy=WaitPolicy.RETRY)
+
+
+@pytest.fixture
+def removed():
+    """What the manager reported removed by someone else: ``(query_id, lock ids)``."""
+    return []
+
+
+@pytest.fixture
+def manager(server, ns, removed):
+    """A connected manager with a removal listener, as a Spark session's coordinator sets one."""
+    m = ZooKeeperLockManager.connect(server.address, ns, settings=FAIL_FAST)
+    m.list_locks()  # connected, multiRead known: its first request is not the test's to count
+    m.watch_removals(lambda held, ids: removed.append((held.query_id, sorted(ids))))
+    yield m
+    m.close()
+
+
+def take(m, *requests, owner="o", query_id="q"):
+    return m.acquire([LockRequest(o, mode) for o, mode in requests], owner=owner, query_id=query_id)
+
+
+def watched(m: ZooKeeperLockManager, held, paths) -> bool:
+    """Every one of ``paths`` of ``held`` has its watch set (its answer handled)."""
+    with m._removals._guard:
+        return all(m._removals._state(held, p) == WATCHED for p in paths)
+
+
+def table_locks(client, namespace: str) -> list[str]:
+    path = f"/{namespace}/default/t"
+    return sorted(f"{path}/{c}" for c in client.get_children(path)) if client.exists(path) else []
+
+
+def test_a_writer_releases_in_one_request_a_reader_in_two(server, manager, other, ns):
+    """A partition INSERT's three nodes are all write guards: no read back. A SELECT's are not
+    watched: read back, then deleted."""
+    take(manager, (P1, X)).release()  # learns the tree
+    for _ in range(2):
+        writer = take(manager, (P1, X))
+        assert wait_for(lambda w=writer: watched(manager, w, [i.lock_id for i in w.locks]))
+        _, writer_release = counted(server.port, writer.release)
+        reader = take(manager, (P1, S))
+        _, reader_release = counted(server.port, reader.release)
+        assert (writer_release, reader_release) == (1, 2)
+    assert other.get_children("/" + ns) == []
+
+
+def test_what_only_a_statement_reads_is_read_back(server, manager, other, ns):
+    """INSERT INTO t SELECT FROM u: u's lock is no write guard; the release reads it (one
+    request) and deletes everything (one more)."""
+    held = take(manager, (T, X), (U, S))
+    guards = [i.lock_id for i in held.locks if i.obj != U]
+    assert wait_for(lambda: watched(manager, held, guards))
+    _, release = counted(server.port, held.release)
+    assert release == 2
+    assert other.get_children("/" + ns) == []
+
+
+@pytest.fixture
+def driver_b(server, ns):
+    """A second driver: its own ZooKeeper session, the same namespace."""
+    with ZooKeeperLockManager.connect(server.address, ns, settings=FAIL_FAST) as m:
+        yield m
+
+
+@pytest.mark.parametrize("unlocker", ["this process", "another client"])
+def test_a_watched_writer_spares_the_next_holder_of_its_name(
+    manager, driver_b, other, ns, removed, unlocker
+):
+    """Its EXCLUSIVE node removed, the object node deleted and re-created, and another driver's
+    writer holding a node of the very same name: the release leaves that one alone."""
+    running = take(manager, (T, X), query_id="qa")
+    (mine,) = [i.lock_id for i in running.locks if i.obj == T]
+    assert wait_for(lambda: watched(manager, running, [mine]))
+    if unlocker == "this process":
+        manager.unlock(T)  # fences the statement itself; its watch reports nothing
+    else:
+        other.delete(mine)  # Hive's UNLOCK: the lock, then the node left empty
+        other.delete(f"/{ns}/default/t")
+        assert wait_for(lambda: removed == [("qa", [mine])])  # the statement is told
+    assert not other.exists(f"/{ns}/default/t")
+    after = take(driver_b, (T, X), owner="c", query_id="qc")
+    (theirs,) = [i.lock_id for i in after.locks if i.obj == T]
+    assert theirs == mine  # the same name, another holder's lock
+    running.release()
+    assert table_locks(other, ns) == [theirs]  # still protects c's statement
+    assert not after.lost
+    after.release()
+    assert table_locks(other, ns) == []
+    assert removed == ([] if unlocker == "this process" else [("qa", [mine])])
+
+
+def test_a_node_someone_wrote_into_is_read_back(manager, other, ns):
+    """Data written into a writer's node (no lock of sparklock's looks like that) makes the
+    watch unsure: the release reads the node, finds someone else's data and leaves it."""
+    running = take(manager, (T, X))
+    (mine,) = [i.lock_id for i in running.locks if i.obj == T]
+    assert wait_for(lambda: watched(manager, running, [mine]))
+    other.set(mine, b"someone else's")
+    assert wait_for(lambda: not watched(manager, running, [mine]))
+    running.release()
+    assert table_locks(other, ns) == [mine]
+    other.delete(mine)
