@@ -5,24 +5,28 @@ Hive's rule frees the object at once, so another writer may be granted it while 
 still writes. An UNLOCK of this process fences the statement directly (``service.fencing``); one
 of another process reaches it only through ZooKeeper: every node that protects a write of a
 granted statement (its EXCLUSIVE nodes, and SHARED nodes on what it writes or an ancestor of it)
-carries a one-shot ``exists`` watch, set without waiting when the set is granted. A deletion the
-manager did not make itself (the set is still live: a release stops tracking it first) is
-reported to the listeners, which fence the statement unless its commit is already out.
+carries a one-shot ``exists`` watch. A deletion the manager did not make itself (the set is still
+live: a release stops tracking it first) is reported to the listeners, which fence the statement
+unless its commit is already out. An UNLOCK of what a statement only reads leaves it running, as
+under Hive.
 
-Reading sets are not watched: an UNLOCK of what a statement only reads leaves it running, as
-under Hive. The watches cost one request per watched node, sent with the grant's answer already
-on its way; a node already gone when the watch is set counts as removed.
+The same watches tell the release which nodes are still the statement's own (an UNLOCK may have
+removed one, and a re-created object node restarted the names): a node whose watch is set and
+has reported nothing is, up to the events still on the wire, exactly what a read-back before the
+delete would find (it leaves the same round trip open). So the release reads back only the nodes
+no watch answers for. When no other thread of the process is talking to ZooKeeper, a narrow
+set's other nodes are watched too and its release needs no read at all; under load they are not
+(``exists`` cannot ride in a multi, so coalescing could not merge those requests) and the one
+read, which coalesces, stays.
 
-The same watches tell the release which of those nodes are still the statement's own (an UNLOCK
-may have removed one, and a re-created object node restarted the names): a node whose watch is
-set and has reported nothing is, up to the events still on the wire, exactly what a read-back
-before the delete would find (it leaves the same round trip open). So the release reads back
-only the nodes no watch answers for: a writer's set usually needs no read at all.
+The watches are set by a worker thread, so that the grant's answer reaches the JVM first: a node
+already gone when its watch is set counts as removed, so nothing is missed meanwhile.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -44,6 +48,12 @@ OWN_REMOVAL_MEMORY = 60.0
 #: How long a release waits for kazoo to hand over the watch events it has read, s (then it
 #: reads its nodes back instead).
 SETTLE_WAIT = 0.5
+
+#: How long the thread that sets watches waits for work before it ends, s.
+WORKER_IDLE = 10.0
+
+#: The most nodes of a set beyond its write guards that are watched rather than read back.
+WATCHED_READS = 8
 
 #: Where a watched node stands: watch asked for (no answer yet, or it failed), set, its data
 #: changed (someone wrote into it: read it back), removed.
@@ -76,6 +86,8 @@ class RemovalWatch:
         self._listeners: list[RemovalListener] = []
         self._own: dict[str, float] = {}  # path -> when this process's UNLOCK removed it
         self._nodes: dict[str, tuple[HeldLocks, str]] = {}  # path -> (its set, ASKED/...)
+        self._queue: queue.SimpleQueue[tuple[HeldLocks, list[str]]] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
 
     def add_listener(self, listener: RemovalListener) -> None:
         with self._guard:
@@ -91,22 +103,45 @@ class RemovalWatch:
                 del self._own[path]
             self._own.update(dict.fromkeys(paths, now))
 
-    def watch(self, held: HeldLocks) -> None:
-        """Watch ``held``'s write guards (no-op without listeners: nobody would be told)."""
+    def watch(self, held: HeldLocks, idle: bool) -> None:
+        """Watch ``held``'s write guards, and its other nodes too when the connection is
+        ``idle`` and they are few (no-op without listeners: nobody would be told)."""
         if not self._listeners:
             return
         paths = write_guards(held)
+        if idle:
+            guards = set(paths)
+            others = [i.lock_id for i in held.locks if i.lock_id not in guards]
+            if len(others) <= WATCHED_READS:
+                paths += others
         if not paths:
             return
         with self._guard:
             self._nodes.update(dict.fromkeys(paths, (held, ASKED)))
-        try:
-            client = self._transport.client()
+        self._queue.put((held, paths))
+        with self._guard:
+            if self._worker is None:
+                self._worker = threading.Thread(
+                    target=self._set_watches, name="sparklock-lock-watches", daemon=True
+                )
+                self._worker.start()
+
+    def _set_watches(self) -> None:
+        """The worker: sets the watches handed to it; ends after a while with nothing to do
+        (``watch`` starts another)."""
+        while True:
+            try:
+                held, paths = self._queue.get(timeout=WORKER_IDLE)
+            except queue.Empty:
+                with self._guard:
+                    if self._queue.empty():
+                        self._worker = None
+                        return
+                continue
+            with self._guard:
+                paths = [p for p in paths if self._state(held, p) is not None]  # not released
             for path in paths:
-                answer = client.exists_async(path, watch=partial(self._fired, held, path))
-                answer.rawlink(partial(self._answered, held, path))
-        except Exception as e:  # noqa: BLE001 - the session's own loss handling covers it
-            log.debug("sparklock: not watching the locks of %s: %s", held.query_id, e)
+                self.watch_one(held, path)
 
     def ours(self, held: HeldLocks) -> tuple[list[str], list[LockInfo]]:
         """``held``'s nodes its watches vouch for (set, nothing reported), and the locks no
@@ -181,12 +216,14 @@ class RemovalWatch:
                 path, watch=partial(self._fired, held, path)
             )
             answer.rawlink(partial(self._answered, held, path))
-        except Exception as e:  # noqa: BLE001 - as in watch
+        except Exception as e:  # noqa: BLE001 - the session's own loss handling covers it
             log.debug("sparklock: not watching %s: %s", path, e)
 
     def _removed(self, held: HeldLocks, path: str) -> None:
         if held.released or held.lost or not self._live.contains(held):
             return  # released by this manager, or gone with its session (handled there)
+        if path not in write_guards(held):
+            return  # what it only reads: it goes on, as under Hive
         with self._guard:
             if self._own.pop(path, None) is not None:
                 return

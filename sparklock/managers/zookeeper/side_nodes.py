@@ -39,8 +39,8 @@ class SideNodes:
     def watch_removals(self, listener: RemovalListener) -> None:
         self._removals.add_listener(listener)
 
-    def _watch_writes(self, held: HeldLocks) -> None:
-        self._removals.watch(held)
+    def _watch_nodes(self, held: HeldLocks) -> None:
+        self._removals.watch(held, self.transport.lanes.idle())
 
     def _owned(
         self, held: HeldLocks, read: Callable[[Sequence[LockInfo]], list[str]] | None
