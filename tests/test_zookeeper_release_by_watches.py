@@ -10,6 +10,8 @@ same statement) is read. The request counts show what the watches save.
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from sparklock.config import LockSettings
@@ -136,14 +138,37 @@ def test_a_watched_writer_spares_the_next_holder_of_its_name(
     assert removed == ([] if unlocker == "this process" else [("qa", [mine])])
 
 
-def test_a_node_someone_wrote_into_is_read_back(manager, other, ns):
-    """Data written into a writer's node (no lock of sparklock's looks like that) makes the
-    watch unsure: the release reads the node, finds someone else's data and leaves it."""
-    running = take(manager, (T, X))
+def test_a_node_someone_wrote_into_is_no_longer_ours(manager, other, ns, removed):
+    """Data written into a writer's node (no lock of sparklock's changes like that): the watch
+    reads the node again, finds someone else's data, and counts the lock as removed: the
+    statement is told and its release leaves the node alone, as a read before the delete
+    would."""
+    running = take(manager, (T, X), query_id="qa")
     (mine,) = [i.lock_id for i in running.locks if i.obj == T]
     assert wait_for(lambda: watched(manager, running, [mine]))
     other.set(mine, b"someone else's")
-    assert wait_for(lambda: not watched(manager, running, [mine]))
+    assert wait_for(lambda: removed == [("qa", [mine])])
     running.release()
     assert table_locks(other, ns) == [mine]
     other.delete(mine)
+
+
+def test_a_dropped_connection_sets_the_watches_again(manager, driver_b, other, ns, removed):
+    """kazoo forgets every watch when its connection drops: they are set again once it is back,
+    so a removal meanwhile is still reported, and the release still trusts nothing stale."""
+    running = take(manager, (T, X), query_id="qa")
+    (mine,) = [i.lock_id for i in running.locks if i.obj == T]
+    assert wait_for(lambda: watched(manager, running, [mine]))
+    client = manager.transport.client()
+    client._connection._socket.shutdown(socket.SHUT_RDWR)  # the link drops; the session lives
+    assert wait_for(lambda: not client.connected, timeout=5)
+    other.delete(mine)  # meanwhile, another client's UNLOCK
+    other.delete(f"/{ns}/default/t")
+    assert wait_for(lambda: client.connected, timeout=15)
+    assert wait_for(lambda: removed == [("qa", [mine])], timeout=10)
+    after = take(driver_b, (T, X), owner="c", query_id="qc")
+    (theirs,) = [i.lock_id for i in after.locks if i.obj == T]
+    assert theirs == mine  # the same name, another driver's lock
+    running.release()
+    assert table_locks(other, ns) == [theirs]
+    after.release()

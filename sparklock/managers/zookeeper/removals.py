@@ -5,22 +5,24 @@ Hive's rule frees the object at once, so another writer may be granted it while 
 still writes. An UNLOCK of this process fences the statement directly (``service.fencing``); one
 of another process reaches it only through ZooKeeper: every node that protects a write of a
 granted statement (its EXCLUSIVE nodes, and SHARED nodes on what it writes or an ancestor of it)
-carries a one-shot ``exists`` watch. A deletion the manager did not make itself (the set is still
-live: a release stops tracking it first) is reported to the listeners, which fence the statement
-unless its commit is already out. An UNLOCK of what a statement only reads leaves it running, as
-under Hive.
+is read with a one-shot watch. A deletion the manager did not make itself (the set is still live:
+a release stops tracking it first) is reported to the listeners, which fence the statement unless
+its commit is already out. An UNLOCK of what a statement only reads leaves it running, as under
+Hive.
 
 The same watches tell the release which nodes are still the statement's own (an UNLOCK may have
-removed one, and a re-created object node restarted the names): a node whose watch is set and
-has reported nothing is, up to the events still on the wire, exactly what a read-back before the
-delete would find (it leaves the same round trip open). So the release reads back only the nodes
-no watch answers for. When no other thread of the process is talking to ZooKeeper, a narrow
-set's other nodes are watched too and its release needs no read at all; under load they are not
-(``exists`` cannot ride in a multi, so coalescing could not merge those requests) and the one
-read, which coalesces, stays.
+removed one, and a re-created object node restarted the names): a node read back carrying the
+statement's data, whose watch has reported nothing since, is, up to the events still on the
+wire, exactly what a read before the delete would find (it leaves the same round trip open). So
+the release reads only the nodes no watch answers for. When no other thread of the process is
+talking to ZooKeeper, a narrow set's other nodes are watched too and its release needs no read
+at all; under load they are not (a watched read cannot ride in a multi, so coalescing could not
+merge those requests) and the one read at the release, which coalesces, stays.
 
-The watches are set by a worker thread, so that the grant's answer reaches the JVM first: a node
-already gone when its watch is set counts as removed, so nothing is missed meanwhile.
+A watch that fires for anything but a deletion (data written into the node, or a dropped
+connection, after which kazoo forgets every watch) is set again, once reconnected, with a fresh
+read. The watches are set by a worker thread, so that the grant's answer reaches the JVM first:
+a node already gone, or no longer carrying our data, when its watch is set counts as removed.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from kazoo.exceptions import ConnectionLoss, NoNodeError
 from kazoo.protocol.states import Callback, EventType, WatchedEvent
 
-from ...locks.model import LockInfo, LockMode
+from ...locks.model import LockData, LockInfo, LockMode
 from ...locks.objects import LockObject
 from ..base import HeldLocks
 from .live_sets import LiveSets
@@ -55,9 +58,9 @@ WORKER_IDLE = 10.0
 #: The most nodes of a set beyond its write guards that are watched rather than read back.
 WATCHED_READS = 8
 
-#: Where a watched node stands: watch asked for (no answer yet, or it failed), set, its data
-#: changed (someone wrote into it: read it back), removed.
-ASKED, WATCHED, CHANGED, REMOVED = "asked", "watched", "changed", "removed"
+#: Where a watched node stands: watch asked for (no answer yet, or it failed), set on the node
+#: carrying our data, removed (or carrying someone else's data).
+ASKED, WATCHED, REMOVED = "asked", "watched", "removed"
 
 #: ``listener(held, removed_lock_ids)``, on a thread of its own.
 RemovalListener = Callable[[HeldLocks, set[str]], None]
@@ -140,12 +143,15 @@ class RemovalWatch:
                 continue
             with self._guard:
                 paths = [p for p in paths if self._state(held, p) is not None]  # not released
-            for path in paths:
-                self.watch_one(held, path)
+            if paths:
+                data = {i.lock_id: i.data for i in held.locks}
+                for path in paths:
+                    self.watch_one(held, path, data[path])
 
     def ours(self, held: HeldLocks) -> tuple[list[str], list[LockInfo]]:
-        """``held``'s nodes its watches vouch for (set, nothing reported), and the locks no
-        watch answers for (not watched, not answered yet, failed, or written into): to read.
+        """``held``'s nodes its watches vouch for (read back carrying its data, nothing reported
+        since), and the locks no watch answers for (not watched, not answered yet, failed, or
+        looked at again): those are read.
 
         Events kazoo has read wait on its callback thread, in order: a marker queued behind
         them says when they are all handled — a thread hand-off instead of a round trip."""
@@ -192,32 +198,42 @@ class RemovalWatch:
             self._nodes[path] = (held, state)
             return True
 
-    def _answered(self, held: HeldLocks, path: str, answer) -> None:
+    def watch_one(self, held: HeldLocks, path: str, data: LockData) -> None:
+        """Read ``path`` with a watch: the answer says whether the node is still ours (it
+        carries ``data``), the watch when that stops being so."""
+        try:
+            answer = self._transport.client().get_async(
+                path, watch=partial(self._fired, held, path, data)
+            )
+            answer.rawlink(partial(self._answered, held, path, data))
+        except Exception as e:  # noqa: BLE001 - the session's own loss handling covers it
+            log.debug("sparklock: not watching %s: %s", path, e)
+
+    def _answered(self, held: HeldLocks, path: str, data: LockData, answer) -> None:
         if not answer.successful():
-            return  # stays asked: the release reads the node back
-        if answer.get() is None:
-            if self._mark(held, path, REMOVED):
-                self._removed(held, path)  # gone before the watch was set
+            if isinstance(answer.exception, NoNodeError):
+                self._gone(held, path)  # before the watch was set
+            elif isinstance(answer.exception, ConnectionLoss) and self._state(held, path) == ASKED:
+                self.watch_one(held, path, data)  # sent again once reconnected
+            return  # else it stays asked: the release reads the node back
+        if LockData.decode(answer.get()[0]) != data:
+            self._gone(held, path)  # the name is another lock's now
             return
         with self._guard:  # an event that came first (the node went meanwhile) stands
             if self._state(held, path) == ASKED:
                 self._nodes[path] = (held, WATCHED)
 
-    def _fired(self, held: HeldLocks, path: str, event: WatchedEvent) -> None:
+    def _fired(self, held: HeldLocks, path: str, data: LockData, event: WatchedEvent) -> None:
         if event.type == EventType.DELETED:
-            if self._mark(held, path, REMOVED):
-                self._removed(held, path)
-        elif event.type == EventType.CHANGED and self._mark(held, path, CHANGED):
-            self.watch_one(held, path)  # a one-shot watch: set it again
+            self._gone(held, path)
+        elif self._mark(held, path, ASKED):
+            # written into, or the connection dropped (kazoo then forgets every watch): look
+            # again, once reconnected
+            self.watch_one(held, path, data)
 
-    def watch_one(self, held: HeldLocks, path: str) -> None:
-        try:
-            answer = self._transport.client().exists_async(
-                path, watch=partial(self._fired, held, path)
-            )
-            answer.rawlink(partial(self._answered, held, path))
-        except Exception as e:  # noqa: BLE001 - the session's own loss handling covers it
-            log.debug("sparklock: not watching %s: %s", path, e)
+    def _gone(self, held: HeldLocks, path: str) -> None:
+        self._mark(held, path, REMOVED)
+        self._removed(held, path)
 
     def _removed(self, held: HeldLocks, path: str) -> None:
         if held.released or held.lost or not self._live.contains(held):
