@@ -2,9 +2,12 @@
 
 A manager renews its lease on its connection thread (kazoo's, for ZooKeeper), which must never
 wait for py4j. So a renewal only records the newest term and wakes one pusher thread, which makes
-at most one py4j call per ``MIN_INTERVAL`` (a new session at once). Between pushes the JVM's
-deadline is at most that much older than Python's: the lease lapses a little early, never late.
-A stalled Python process pushes nothing: the JVM's lease lapses and the JVM fences on its own.
+at most one py4j call per ``MIN_INTERVAL`` (a new session at once), and only once the JVM's copy
+trails by a ``LAG_FRACTION`` of the time the lease has left: a busy driver's answers renew it
+every few milliseconds, and each grant hands the JVM a fresh deadline anyway, so pushing every
+renewal would spend a py4j call (and CPU beside the running query) for nothing. The JVM's deadline
+is thus a little older than Python's: the lease lapses a little early, never late. A stalled
+Python process pushes nothing: the JVM's lease lapses and the JVM fences on its own.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ log = logging.getLogger("sparklock")
 
 #: Seconds between two pushes to the JVM (renewals in between are merged into the newest).
 MIN_INTERVAL = 0.2
+#: A renewal is pushed once the JVM's deadline trails it by this fraction of the time left (so
+#: the JVM's lease always keeps most of what Python's has).
+LAG_FRACTION = 4
 #: Epochs whose deadline is this far behind are forgotten (the metastore manager makes one per
 #: statement; the JVM forgets them after as long).
 FORGET_NS = 600 * 10**9
@@ -54,25 +60,40 @@ class LeasePusher:
         while True:
             self._wake.wait()
             self._wake.clear()
-            old = time.monotonic_ns() - FORGET_NS
+            now = time.monotonic_ns()
             for epoch, deadline in list(self._newest.items()):
-                if deadline < old:  # long lapsed: no statement is bound to it any more
+                if deadline < now - FORGET_NS:  # long lapsed: no statement is bound to it
                     self._newest.pop(epoch, None)
                     pushed.pop(epoch, None)
-                elif pushed.get(epoch) != deadline and _push(epoch, deadline):
+                elif _due(pushed.get(epoch), deadline, now) and _push(epoch, deadline):
                     pushed[epoch] = deadline
                     self.pushes += 1
             time.sleep(MIN_INTERVAL)  # renewals meanwhile: the newest go with the next push
 
 
+def _due(pushed: int | None, deadline: int, now: int) -> bool:
+    """Whether the JVM should have ``deadline`` now: a new epoch, or one whose pushed deadline
+    trails it by ``LAG_FRACTION`` of the time left (all of it once lapsed)."""
+    if pushed is None:
+        return True
+    return deadline > pushed and deadline - pushed >= max(0, deadline - now) // LAG_FRACTION
+
+
+#: (context, its ``SparkLockBridge`` class): looked up once, not at every push.
+_bridge: tuple[object, object] | None = None
+
+
 def _push(epoch: int, deadline_ns: int) -> bool:
+    global _bridge
     from pyspark import SparkContext
 
     sc = SparkContext._active_spark_context
     if sc is None:
         return False
     try:
-        sc._jvm.io.sparklock.shim.SparkLockBridge.renewLease(epoch, deadline_ns)
+        if _bridge is None or _bridge[0] is not sc:
+            _bridge = (sc, sc._jvm.io.sparklock.shim.SparkLockBridge)
+        _bridge[1].renewLease(epoch, deadline_ns)  # type: ignore[attr-defined]
         return True
     except Exception:  # noqa: BLE001 - a JVM going away: the next renewal tries again
         log.debug("sparklock: pushing the lease to the JVM failed", exc_info=True)
@@ -92,4 +113,4 @@ def pusher() -> LeasePusher:
         return _pusher
 
 
-__all__ = ["MIN_INTERVAL", "LeasePusher", "pusher"]
+__all__ = ["LAG_FRACTION", "MIN_INTERVAL", "LeasePusher", "pusher"]
