@@ -14,10 +14,10 @@ The same watches tell the release which nodes are still the statement's own (an 
 removed one, and a re-created object node restarted the names): a node read back carrying the
 statement's data, whose watch has reported nothing since, is, up to the events still on the
 wire, exactly what a read before the delete would find (it leaves the same round trip open). So
-the release reads only the nodes no watch answers for. When no other thread of the process is
-talking to ZooKeeper, a narrow set's other nodes are watched too and its release needs no read
-at all; under load they are not (a watched read cannot ride in a multi, so coalescing could not
-merge those requests) and the one read at the release, which coalesces, stays.
+the release reads only the nodes no watch answers for: a writer whose locks all guard its writes
+reads nothing back. What a statement only reads is not watched: a watched read cannot ride in a
+multi, so coalescing could not merge those requests, and on a 2-core machine they and their
+events cost more than the one read at the release (which coalesces) saves.
 
 A watch that fires for anything but a deletion (data written into the node, or a dropped
 connection, after which kazoo forgets every watch) is set again, once reconnected, with a fresh
@@ -54,9 +54,6 @@ SETTLE_WAIT = 0.5
 
 #: How long the thread that sets watches waits for work before it ends, s.
 WORKER_IDLE = 10.0
-
-#: The most nodes of a set beyond its write guards that are watched rather than read back.
-WATCHED_READS = 8
 
 #: Where a watched node stands: watch asked for (no answer yet, or it failed), set on the node
 #: carrying our data, removed (or carrying someone else's data).
@@ -106,17 +103,11 @@ class RemovalWatch:
                 del self._own[path]
             self._own.update(dict.fromkeys(paths, now))
 
-    def watch(self, held: HeldLocks, idle: bool) -> None:
-        """Watch ``held``'s write guards, and its other nodes too when the connection is
-        ``idle`` and they are few (no-op without listeners: nobody would be told)."""
+    def watch(self, held: HeldLocks) -> None:
+        """Watch ``held``'s write guards (no-op without listeners: nobody would be told)."""
         if not self._listeners:
             return
         paths = write_guards(held)
-        if idle:
-            guards = set(paths)
-            others = [i.lock_id for i in held.locks if i.lock_id not in guards]
-            if len(others) <= WATCHED_READS:
-                paths += others
         if not paths:
             return
         with self._guard:
@@ -238,8 +229,6 @@ class RemovalWatch:
     def _removed(self, held: HeldLocks, path: str) -> None:
         if held.released or held.lost or not self._live.contains(held):
             return  # released by this manager, or gone with its session (handled there)
-        if path not in write_guards(held):
-            return  # what it only reads: it goes on, as under Hive
         with self._guard:
             if self._own.pop(path, None) is not None:
                 return

@@ -40,7 +40,7 @@ class SideNodes:
         self._removals.add_listener(listener)
 
     def _watch_nodes(self, held: HeldLocks) -> None:
-        self._removals.watch(held, self.transport.lanes.idle())
+        self._removals.watch(held)
 
     def _owned(
         self, held: HeldLocks, read: Callable[[Sequence[LockInfo]], list[str]] | None

@@ -227,11 +227,6 @@ class Lane:
         assert member.value is not None
         return member.value, member.read
 
-    def idle(self) -> bool:
-        """Nothing of this lane in flight or in line (a lone thread's lull)."""
-        with self._lock:
-            return self._in_flight == 0 and not self._line
-
     def withdraw(self, member: _Member) -> bool:
         """Take a request out of the line if it was not sent yet (it then never runs)."""
         with self._lock:
@@ -323,11 +318,6 @@ class Lanes:
     ) -> None:
         self.reads = Lane(MultiRead, False, read_limit, not_connected)
         self.writes = Lane(WriteMulti, True, write_limit, not_connected)
-
-    def idle(self) -> bool:
-        """No other thread of the process is talking to ZooKeeper right now: a request that
-        coalescing cannot merge costs nobody else a wait."""
-        return self.writes.idle() and self.reads.idle()
 
 
 _lanes: weakref.WeakKeyDictionary[object, Lanes] = weakref.WeakKeyDictionary()
