@@ -3,7 +3,7 @@
 A manager renews its lease on its connection thread (kazoo's, for ZooKeeper), which must never
 wait for py4j. So a renewal only records the newest term and wakes one pusher thread, which makes
 at most one py4j call per ``MIN_INTERVAL`` (a new session at once), and only once the JVM's copy
-trails by a ``LAG_FRACTION`` of the time the lease has left: a busy driver's answers renew it
+trails by ``1/LAG_FRACTION`` of the time the lease has left: a busy driver's answers renew it
 every few milliseconds, and each grant hands the JVM a fresh deadline anyway, so pushing every
 renewal would spend a py4j call (and CPU beside the running query) for nothing. The JVM's deadline
 is thus a little older than Python's: the lease lapses a little early, never late. A stalled
@@ -22,7 +22,7 @@ log = logging.getLogger("sparklock")
 MIN_INTERVAL = 0.2
 #: A renewal is pushed once the JVM's deadline trails it by this fraction of the time left (so
 #: the JVM's lease always keeps most of what Python's has).
-LAG_FRACTION = 4
+LAG_FRACTION = 8
 #: Epochs whose deadline is this far behind are forgotten (the metastore manager makes one per
 #: statement; the JVM forgets them after as long).
 FORGET_NS = 600 * 10**9
