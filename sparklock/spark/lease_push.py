@@ -20,7 +20,7 @@ log = logging.getLogger("sparklock")
 
 #: Seconds between two pushes to the JVM (renewals in between are merged into the newest).
 MIN_INTERVAL = 0.2
-#: A renewal is pushed once the JVM's deadline trails it by this fraction of the time left (so
+#: A renewal is pushed once the JVM's deadline trails it by 1/this of the time left (so
 #: the JVM's lease always keeps most of what Python's has).
 LAG_FRACTION = 8
 #: Epochs whose deadline is this far behind are forgotten (the metastore manager makes one per
@@ -73,7 +73,7 @@ class LeasePusher:
 
 def _due(pushed: int | None, deadline: int, now: int) -> bool:
     """Whether the JVM should have ``deadline`` now: a new epoch, or one whose pushed deadline
-    trails it by ``LAG_FRACTION`` of the time left (all of it once lapsed)."""
+    trails it by ``1/LAG_FRACTION`` of the time left (all of it once lapsed)."""
     if pushed is None:
         return True
     return deadline > pushed and deadline - pushed >= max(0, deadline - now) // LAG_FRACTION
