@@ -39,6 +39,8 @@ class LeasePusher:
         self._thread: threading.Thread | None = None
         self._guard = threading.Lock()
         self.pushes = 0
+        #: (context, its ``SparkLockBridge`` class), on the pusher thread: looked up once
+        self._bridge: tuple[object, object] | None = None
 
     def __call__(self, epoch: int, deadline_ns: int) -> None:
         """A renewal (on a connection thread: records and wakes, never blocks)."""
@@ -65,10 +67,25 @@ class LeasePusher:
                 if deadline < now - FORGET_NS:  # long lapsed: no statement is bound to it
                     self._newest.pop(epoch, None)
                     pushed.pop(epoch, None)
-                elif _due(pushed.get(epoch), deadline, now) and _push(epoch, deadline):
+                elif _due(pushed.get(epoch), deadline, now) and self._push(epoch, deadline):
                     pushed[epoch] = deadline
                     self.pushes += 1
             time.sleep(MIN_INTERVAL)  # renewals meanwhile: the newest go with the next push
+
+    def _push(self, epoch: int, deadline_ns: int) -> bool:
+        from pyspark import SparkContext
+
+        sc = SparkContext._active_spark_context
+        if sc is None:
+            return False
+        try:
+            if self._bridge is None or self._bridge[0] is not sc:
+                self._bridge = (sc, sc._jvm.io.sparklock.shim.SparkLockBridge)
+            self._bridge[1].renewLease(epoch, deadline_ns)  # type: ignore[attr-defined]
+            return True
+        except Exception:  # noqa: BLE001 - a JVM going away: the next renewal tries again
+            log.debug("sparklock: pushing the lease to the JVM failed", exc_info=True)
+            return False
 
 
 def _due(pushed: int | None, deadline: int, now: int) -> bool:
@@ -77,27 +94,6 @@ def _due(pushed: int | None, deadline: int, now: int) -> bool:
     if pushed is None:
         return True
     return deadline > pushed and deadline - pushed >= max(0, deadline - now) // LAG_FRACTION
-
-
-#: (context, its ``SparkLockBridge`` class): looked up once, not at every push.
-_bridge: tuple[object, object] | None = None
-
-
-def _push(epoch: int, deadline_ns: int) -> bool:
-    global _bridge
-    from pyspark import SparkContext
-
-    sc = SparkContext._active_spark_context
-    if sc is None:
-        return False
-    try:
-        if _bridge is None or _bridge[0] is not sc:
-            _bridge = (sc, sc._jvm.io.sparklock.shim.SparkLockBridge)
-        _bridge[1].renewLease(epoch, deadline_ns)  # type: ignore[attr-defined]
-        return True
-    except Exception:  # noqa: BLE001 - a JVM going away: the next renewal tries again
-        log.debug("sparklock: pushing the lease to the JVM failed", exc_info=True)
-        return False
 
 
 _pusher: LeasePusher | None = None
