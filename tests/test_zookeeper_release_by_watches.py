@@ -159,3 +159,32 @@ def test_a_dropped_connection_sets_the_watches_again(manager, driver_b, other, n
     running.release()
     assert table_locks(other, ns) == [theirs]
     after.release()
+
+
+def test_watch_answers_and_own_deletes_stay_off_kazoos_callback_threads(manager, other, ns):
+    """The thread that sets the watches takes their answers, and a released writer's own
+    deletes reach no watcher: nothing of either is handed to kazoo's callback threads."""
+    removals = manager._removals
+    handed: list[tuple[str, str]] = []
+    dispatch = manager.transport.client().handler.dispatch_callback
+    original = dispatch.__func__
+
+    def counting(handler, callback):
+        handed.append((callback.type, getattr(callback.func, "func", callback.func).__name__))
+        return original(handler, callback)
+
+    client = manager.transport.client()
+    client.handler.dispatch_callback = counting.__get__(client.handler)
+    try:
+        for _ in range(3):
+            writer = take(manager, (P1, X))
+            guards = [i.lock_id for i in writer.locks]
+            assert wait_for(lambda w=writer, g=guards: watched(manager, w, g))
+            writer.release()
+        assert wait_for(lambda: not other.exists(f"/{ns}/default/t/p=1"))
+    finally:
+        del client.handler.dispatch_callback
+    assert [h for h in handed if h[1] in ("_answered", "_fired")] == []
+    with removals._guard:
+        assert removals._watchers == {}  # nothing kept of released sets
+    assert other.get_children("/" + ns) == []
