@@ -1,6 +1,6 @@
-"""A writer's release trusts the ``exists`` watches its write guards already carry (they are there
-to fence it when someone else UNLOCKs it) instead of reading those nodes back, against a real
-ZooKeeper server.
+"""A writer's release trusts the watches its write guards already carry (they are there to fence
+it when someone else UNLOCKs it, set by one ``setWatches`` from the zxid the nodes were created
+at) instead of reading those nodes back, against a real ZooKeeper server.
 
 The watches must say exactly what the read would: a node someone removed is not deleted again
 (a re-created object node restarts the names, so the path may be another holder's lock now), a
@@ -11,6 +11,7 @@ same statement) is read. The request counts show what the watches save.
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
 
@@ -77,6 +78,54 @@ def test_a_writer_releases_in_one_request_a_reader_in_two(server, manager, other
         _, reader_release = counted(server.port, reader.release)
         assert (writer_release, reader_release) == (1, 2)
     assert other.get_children("/" + ns) == []
+
+
+def test_a_writers_guards_are_watched_by_one_request(server, manager, other, ns):
+    """The grant and the watches on its write guards, however many: the create, then one
+    ``setWatches`` from the zxid the nodes were created at (not a read per node)."""
+    take(manager, (P1, X)).release()  # learns the tree
+    for objects in ([(P1, X)], [(P1, X), (U, X)]):
+
+        def granted_and_watched(objects=objects):
+            held = take(manager, *objects)
+            assert wait_for(lambda: watched(manager, held, [i.lock_id for i in held.locks]))
+            return held
+
+        held, requests = counted(server.port, granted_and_watched)
+        assert requests == 2, objects
+        held.release()
+    assert other.get_children("/" + ns) == []
+
+
+def test_a_guard_gone_or_replaced_before_its_watch_is_reported(manager, other, ns, removed):
+    """Between the create and the ``setWatches``: a node deleted is reported at once, and a node
+    of the same name created since (an UNLOCK, its object node re-created) is read again and
+    found to be someone else's: reported, and left alone by the release."""
+    removals = manager._removals
+    hold = threading.Event()
+    ask_all = removals._ask_all
+
+    def held_back(batches):
+        hold.wait(10)
+        ask_all(batches)
+
+    removals._ask_all = held_back
+    try:
+        gone = take(manager, (U, X), query_id="qu")
+        replaced = take(manager, (T, X), query_id="qt")
+        (u,) = [i.lock_id for i in gone.locks if i.obj == U]
+        (t,) = [i.lock_id for i in replaced.locks if i.obj == T]
+        other.delete(u)
+        other.delete(t)
+        other.delete(f"/{ns}/default/t")
+        other.create(t, b"someone else's", makepath=True)  # the same name, created later
+    finally:
+        hold.set()
+    assert wait_for(lambda: sorted(removed) == [("qt", [t]), ("qu", [u])])
+    replaced.release()
+    gone.release()
+    assert table_locks(other, ns) == [t]
+    other.delete(t)
 
 
 def test_what_only_a_statement_reads_is_read_back(server, manager, other, ns):

@@ -174,7 +174,7 @@ class ZooKeeperLockManager(SideNodes, LockManager):
         held.lease_epoch = self._shared.lease.term[0] or None
         if not self._live.add(held, generation, self._shared.generation):
             return None
-        self._watch_nodes(held)
+        self._watch_nodes(held, {n.path: n.zxid for n in ordered if n.zxid})
         return held
 
     def _attempt(

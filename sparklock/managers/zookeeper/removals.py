@@ -5,24 +5,27 @@ Hive's rule frees the object at once, so another writer may be granted it while 
 still writes. An UNLOCK of this process fences the statement directly (``service.fencing``); one
 of another process reaches it only through ZooKeeper: every node that protects a write of a
 granted statement (its EXCLUSIVE nodes, and SHARED nodes on what it writes or an ancestor of it)
-is read with a one-shot watch. A deletion the manager did not make itself (the set is still live:
-a release stops tracking it first) is reported to the listeners, which fence the statement unless
+carries a one-shot watch. A deletion the manager did not make itself (the set is still live: a
+release stops tracking it first) is reported to the listeners, which fence the statement unless
 its commit is already out. An UNLOCK of what a statement only reads leaves it running, as under
 Hive.
 
-The same watches tell the release which nodes are still the statement's own (an UNLOCK may have
-removed one, and a re-created object node restarted the names): a node read back carrying the
-statement's data, whose watch has reported nothing since, is, up to the events still on the
-wire, exactly what a read before the delete would find (it leaves the same round trip open). So
-the release reads only the nodes no watch answers for: a writer whose locks all guard its writes
-reads nothing back. What a statement only reads is not watched: a watched read cannot ride in a
-multi, so coalescing could not merge those requests, and on a 2-core machine they and their
-events cost more than the one read at the release (which coalesces) saves.
+The watches are set by one ``setWatches`` request (:mod:`.wire.set_watches`) from the zxid the
+nodes were created at, which the create's answer gave: each node is watched unless it is gone
+(an event says so at once) or changed since (an event too: it is then read, and counts as
+removed unless it still carries the statement's data). A node whose creation zxid is not known
+(its create's outcome was found by reading) is read with a watch instead. The same watches tell
+the release which nodes are still the statement's own (an UNLOCK may have removed one, and a
+re-created object node restarted the names): a node watched from its creation, whose watch has
+reported nothing since, is, up to the events still on the wire, exactly what a read before the
+delete would find (it leaves the same round trip open). So the release reads only the nodes no
+watch answers for: a writer whose locks all guard its writes reads nothing back. What a
+statement only reads is not watched: each watch costs an event at the release, on a 2-core
+machine more than the one read at the release (which coalesces) saves.
 
 A watch that fires for anything but a deletion (data written into the node, or a dropped
 connection, after which kazoo forgets every watch) is set again, once reconnected, with a fresh
-read. The watches are set by a worker thread, so that the grant's answer reaches the JVM first:
-a node already gone, or no longer carrying our data, when its watch is set counts as removed.
+read. The watches are set by a worker thread, so that the grant's answer reaches the JVM first.
 That thread takes the answers itself, and a released set's watchers leave kazoo's table before
 its nodes are deleted: neither the answers nor the events of its own deletes are handed over
 to kazoo's callback threads (a thread hand-off each, on a 2-core machine a cost the statement
@@ -35,10 +38,10 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
-from kazoo.exceptions import ConnectionLoss, NoNodeError
+from kazoo.exceptions import ConnectionLoss, NoNodeError, SessionExpiredError
 from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import Callback, EventType, WatchedEvent
 
@@ -46,6 +49,7 @@ from ...locks.model import LockData, LockInfo, LockMode
 from ...locks.objects import LockObject
 from ..base import HeldLocks
 from .live_sets import LiveSets
+from .wire.set_watches import set_watches
 from .wire.transport import Transport
 
 log = logging.getLogger("sparklock")
@@ -64,12 +68,16 @@ WORKER_IDLE = 10.0
 #: are handled on kazoo's completion thread).
 ANSWER_WAIT = 1.0
 
-#: Where a watched node stands: watch asked for (no answer yet, or it failed), set on the node
-#: carrying our data, removed (or carrying someone else's data).
-ASKED, WATCHED, REMOVED = "asked", "watched", "removed"
+#: Where a watched node stands: watch asked for (no answer yet, or it failed), looked at again
+#: (an event other than its deletion: read again), set on the node carrying our data, removed
+#: (or carrying someone else's data).
+ASKED, CHECKING, WATCHED, REMOVED = "asked", "checking", "watched", "removed"
 
 #: ``listener(held, removed_lock_ids)``, on a thread of its own.
 RemovalListener = Callable[[HeldLocks, set[str]], None]
+
+#: A set's paths to watch, and the zxid each was created at (where known).
+Batch = tuple[HeldLocks, list[str], Mapping[str, int]]
 
 
 def write_guards(held: HeldLocks) -> list[str]:
@@ -96,7 +104,7 @@ class RemovalWatch:
         self._own: dict[str, float] = {}  # path -> when this process's UNLOCK removed it
         self._nodes: dict[str, tuple[HeldLocks, str]] = {}  # path -> (its set, ASKED/...)
         self._watchers: dict[str, Callable[[WatchedEvent], None]] = {}  # path -> its watcher
-        self._queue: queue.SimpleQueue[tuple[HeldLocks, list[str]]] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Batch] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
 
     def add_listener(self, listener: RemovalListener) -> None:
@@ -113,8 +121,10 @@ class RemovalWatch:
                 del self._own[path]
             self._own.update(dict.fromkeys(paths, now))
 
-    def watch(self, held: HeldLocks) -> None:
-        """Watch ``held``'s write guards (no-op without listeners: nobody would be told)."""
+    def watch(self, held: HeldLocks, created_at: Mapping[str, int]) -> None:
+        """Watch ``held``'s write guards (no-op without listeners: nobody would be told);
+        ``created_at``: the zxid each node was created at, where known (those are watched by one
+        request, the others read each)."""
         if not self._listeners:
             return
         paths = write_guards(held)
@@ -122,7 +132,7 @@ class RemovalWatch:
             return
         with self._guard:
             self._nodes.update(dict.fromkeys(paths, (held, ASKED)))
-        self._queue.put((held, paths))
+        self._queue.put((held, paths, created_at))
         with self._guard:
             if self._worker is None:
                 self._worker = threading.Thread(
@@ -146,24 +156,34 @@ class RemovalWatch:
                 batches.append(self._queue.get_nowait())
             self._ask_all(batches)
 
-    def _ask_all(self, batches: list[tuple[HeldLocks, list[str]]]) -> None:
-        """Send every watched read of ``batches``, then take their answers here: what kazoo's
-        completion thread would do, without handing each answer over to it."""
-        asked: list[tuple[HeldLocks, str, LockData, IAsyncResult]] = []
-        for held, paths in batches:
+    def _ask_all(self, batches: list[Batch]) -> None:
+        """Set the watches of ``batches``: the nodes whose creation zxid is known by one
+        ``setWatches`` per zxid, the others by a read each; then take the answers here (what
+        kazoo's completion thread would do, without handing each over to it)."""
+        asked: list[tuple[Callable[[IAsyncResult], None], IAsyncResult]] = []
+        for held, paths, created_at in batches:
             with self._guard:
                 paths = [p for p in paths if self._state(held, p) is not None]  # not released
             data = {i.lock_id: i.data for i in held.locks} if paths else {}
+            by_zxid: dict[int, list[str]] = {}
             for path in paths:
-                answer = self._ask(held, path, data[path])
-                if answer is not None:
-                    asked.append((held, path, data[path], answer))
+                by_zxid.setdefault(created_at.get(path, 0), []).append(path)
+            for zxid, group in by_zxid.items():
+                if zxid:
+                    answer = self._ask_many(held, zxid, group, data)
+                    if answer is not None:
+                        asked.append((partial(self._many_answered, held, group, data), answer))
+                    continue
+                for path in group:
+                    answer = self._ask(held, path, data[path])
+                    if answer is not None:
+                        asked.append((partial(self._answered, held, path, data[path]), answer))
         deadline = time.monotonic() + ANSWER_WAIT
-        for held, path, data, answer in asked:
+        for take, answer in asked:
             if answer.wait(max(0.0, deadline - time.monotonic())):
-                self._answered(held, path, data, answer)
+                take(answer)
             else:
-                answer.rawlink(partial(self._answered, held, path, data))
+                answer.rawlink(take)
 
     def ours(self, held: HeldLocks) -> tuple[list[str], list[LockInfo]]:
         """``held``'s nodes its watches vouch for (read back carrying its data, nothing reported
@@ -253,26 +273,66 @@ class RemovalWatch:
             log.debug("sparklock: not watching %s: %s", path, e)
             return None
 
+    def _ask_many(
+        self, held: HeldLocks, zxid: int, paths: list[str], data: Mapping[str, LockData]
+    ) -> IAsyncResult | None:
+        """One ``setWatches`` for ``paths`` of ``held``, all created at ``zxid``: each watched
+        unless gone or changed since, which its event says at once."""
+        watchers = {}
+        with self._guard:
+            for path in paths:
+                if self._state(held, path) is not None:
+                    watcher = partial(self._fired, held, path, data[path])
+                    watchers[path] = self._watchers[path] = watcher
+        if not watchers:
+            return None
+        try:
+            return set_watches(self._transport.client(), zxid, watchers)
+        except Exception as e:  # noqa: BLE001 - the session's own loss handling covers it
+            log.debug("sparklock: not watching %s: %s", ", ".join(paths), e)
+            return None
+
+    def _many_answered(
+        self, held: HeldLocks, paths: list[str], data: Mapping[str, LockData], answer
+    ) -> None:
+        if answer.successful():
+            with self._guard:  # the events that came first (gone, changed since) stand
+                for path in paths:
+                    if self._state(held, path) == ASKED:
+                        self._nodes[path] = (held, WATCHED)
+            return
+        if isinstance(answer.exception, (ConnectionLoss, SessionExpiredError)):
+            return  # kazoo handed every watcher a NONE event: each reads again, reconnected
+        log.debug("sparklock: setWatches refused (%r): reading each node", answer.exception)
+        with self._guard:
+            watchers = [(p, self._watchers.get(p)) for p in paths if self._state(held, p) == ASKED]
+        self._drop_watchers(watchers)
+        for path, _ in watchers:
+            self.watch_one(held, path, data[path])
+
     def _answered(self, held: HeldLocks, path: str, data: LockData, answer) -> None:
         if not answer.successful():
             if isinstance(answer.exception, NoNodeError):
                 self._gone(held, path)  # before the watch was set
-            elif isinstance(answer.exception, ConnectionLoss) and self._state(held, path) == ASKED:
+            elif isinstance(answer.exception, ConnectionLoss) and self._state(held, path) in (
+                ASKED,
+                CHECKING,
+            ):
                 self.watch_one(held, path, data)  # sent again once reconnected
             return  # else it stays asked: the release reads the node back
         if LockData.decode(answer.get()[0]) != data:
             self._gone(held, path)  # the name is another lock's now
             return
         with self._guard:  # an event that came first (the node went meanwhile) stands
-            if self._state(held, path) == ASKED:
+            if self._state(held, path) in (ASKED, CHECKING):
                 self._nodes[path] = (held, WATCHED)
 
     def _fired(self, held: HeldLocks, path: str, data: LockData, event: WatchedEvent) -> None:
         if event.type == EventType.DELETED:
             self._gone(held, path)
-        elif self._mark(held, path, ASKED):
-            # written into, or the connection dropped (kazoo then forgets every watch): look
-            # again, once reconnected
+        elif self._mark(held, path, CHECKING):
+            # written into (or re-created) since, or the connection dropped (kazoo then forgets
+            # every watch): look again, once reconnected
             self.watch_one(held, path, data)
 
     def _gone(self, held: HeldLocks, path: str) -> None:

@@ -7,7 +7,7 @@ manager's hooks for them, in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ...locks.model import LockInfo
 from ..base import HeldLocks, Refusal
@@ -39,8 +39,8 @@ class SideNodes:
     def watch_removals(self, listener: RemovalListener) -> None:
         self._removals.add_listener(listener)
 
-    def _watch_nodes(self, held: HeldLocks) -> None:
-        self._removals.watch(held)
+    def _watch_nodes(self, held: HeldLocks, created_at: Mapping[str, int]) -> None:
+        self._removals.watch(held, created_at)
 
     def _owned(
         self, held: HeldLocks, read: Callable[[Sequence[LockInfo]], list[str]] | None

@@ -19,6 +19,7 @@ from kazoo.protocol.serialization import Create
 from ....errors import LockManagerUnavailableError
 from ....locks.model import LockData, LockMode, LockRequest, LockType
 from ..layout import LOCK_PREFIX, unique_lock_time
+from ..wire.clock import zxid_of
 from ..wire.ops import (
     EPHEMERAL,
     MULTI_BYTES,
@@ -67,6 +68,8 @@ class LockNode:
     #: the lock's object node (``path`` without its last component; given by the creator,
     #: which has it at hand, else derived)
     object_path: str = ""
+    #: the zxid the node was created at (0: not known, its multi's outcome was found by reading)
+    zxid: int = 0
 
     def __post_init__(self) -> None:
         if not self.object_path:
@@ -133,7 +136,7 @@ class NodeCreator:
             stored = LockData.decode(payload)
             plan = self.plan(requests, payload, ephemeral, guess, objects, needed)
             try:
-                created, siblings = self._commit(plan, payload)
+                created, siblings, zxids = self._commit(plan, payload)
             except Raced:
                 if plan.guessed:
                     self.hints.forget_absent()
@@ -145,7 +148,14 @@ class NodeCreator:
             for i, (index, request) in enumerate(requests):
                 path, obj = created[i], objects[i]
                 node = LockNode(
-                    index, request, path, int(path[-10:]), stored, payload, object_path=obj
+                    index,
+                    request,
+                    path,
+                    int(path[-10:]),
+                    stored,
+                    payload,
+                    object_path=obj,
+                    zxid=zxids.get(i, 0),
                 )
                 if obj in fresh:
                     node.fresh = True
@@ -244,11 +254,12 @@ class NodeCreator:
 
     def _commit(
         self, plan: CreatePlan, payload: bytes
-    ) -> tuple[dict[int, str], dict[str, list[str]]]:
+    ) -> tuple[dict[int, str], dict[str, list[str]], dict[int, int]]:
         """Commit the creates (one multi per MULTI_BYTES, all sent before any answer is read);
-        request index -> created lock path, and the children of the object nodes it did not
+        request index -> created lock path, the children of the object nodes it did not
         create (what the grant check reads), each read right behind the multi that creates its
-        lock (one whose read failed or was not sent along is missing: the check reads it)."""
+        lock (one whose read failed or was not sent along is missing: the check reads it), and
+        request index -> the zxid its node was created at (where its multi's answer said)."""
         one = plan.size <= MULTI_BYTES  # what ``weighed_batches`` would say, without weighing
         parts: list[tuple[slice, int]] = (
             [(slice(0, len(plan.ops)), plan.size)] if one else list(weighed_batches(plan.ops))
@@ -268,6 +279,7 @@ class NodeCreator:
         except NotConnected as exc:
             raise self.transport.unavailable("creating lock nodes", exc) from exc
         created: dict[int, str] = {}
+        zxids: dict[int, int] = {}
         raced = False
         error: BaseException | None = None
         try:
@@ -289,9 +301,12 @@ class NodeCreator:
                     else:
                         error = error or failure
                 else:
+                    zxid = zxid_of(outcome)
                     for index, result in zip(indexes, outcome, strict=True):
                         if index >= 0:
                             created[index] = result
+                            if zxid:
+                                zxids[index] = zxid
             if error is not None:
                 raise error
             if raced:
@@ -304,7 +319,7 @@ class NodeCreator:
             if read and listing is not None:
                 pairs = zip(read, listing, strict=True)
                 siblings.update((op.path, got) for op, got in pairs if isinstance(got, list))
-        return created, siblings
+        return created, siblings, zxids
 
     def _find_uncertain(
         self, ops: Sequence[WriteOp], indexes: Sequence[int], payload: bytes, exc: BaseException

@@ -63,6 +63,11 @@ class WriteClock:
 
         client._call = call  # type: ignore[method-assign]
 
+    def last_answer_zxid(self) -> int:
+        """The zxid of the answer kazoo's connection thread read last (on that thread: the one
+        it is handing over)."""
+        return self._client.last_zxid
+
     def answered(self, committed: bool) -> None:
         """One write of ours has its answer (``committed``: it took a zxid)."""
         with self._guard:
@@ -95,6 +100,29 @@ class WriteClock:
         return f"zk-{id(self._client):x}:{zxid - succeeded}"
 
 
+class Committed(list):
+    """A write ``multi``'s results, with the zxid of the transaction it committed as (what the
+    server's answer said: ``mzxid`` and ``czxid`` of every node it created). A part of it
+    (:func:`part_of`) keeps the zxid."""
+
+    __slots__ = ("zxid",)
+
+    def __init__(self, results: list, zxid: int) -> None:
+        super().__init__(results)
+        self.zxid = zxid
+
+
+def part_of(results: list, start: int, end: int) -> list:
+    """``results[start:end]``, a :class:`Committed` one's keeping its zxid."""
+    part = results[start:end]
+    return Committed(part, results.zxid) if isinstance(results, Committed) else part
+
+
+def zxid_of(results: object) -> int:
+    """The zxid a write multi's ``results`` committed as; 0 when not known."""
+    return results.zxid if isinstance(results, Committed) else 0
+
+
 class _Counted:
     """The answer object handed to kazoo in place of the caller's: counts the answer when kazoo's
     connection thread hands it over -- after kazoo recorded the answer's zxid, before the caller
@@ -118,6 +146,9 @@ class _Counted:
             not isinstance(x, Exception) or isinstance(x, COMMITTED_REFUSALS) for x in value
         )
         self._clock.answered(ok)
+        if ok and isinstance(value, list):
+            # kazoo's connection thread set ``last_zxid`` from this very answer just now
+            value = Committed(value, self._clock.last_answer_zxid())
         self._target.set(value)
 
     def set_exception(self, exc: BaseException) -> None:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from kazoo.client import KazooClient
 from kazoo.handlers.threading import KazooTimeoutError
 
+from .clock import part_of
 from .multi import MultiRead, WriteMulti
 
 log = logging.getLogger("sparklock.zookeeper")
@@ -296,7 +297,7 @@ class Lane:
             start = 0
             for m in batch:
                 end = start + len(m.ops)
-                m.answer(value[start:end], None)
+                m.answer(part_of(value, start, end), None)
                 start = end
 
     def _each_alone(self, batch: list[_Member]) -> None:
