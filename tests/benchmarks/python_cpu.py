@@ -47,6 +47,8 @@ def child(zk_address: str, sql: str, statements: int, out: str, clock: str = "py
     from . import bench_spark
 
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    if clock == "proc":
+        _count_requests()
     warehouse = tempfile.mkdtemp(prefix="sparklock-bench-cpu-")
     spark = bench_spark.build_session(
         "bench-cpu",
@@ -97,35 +99,39 @@ def _thread_ticks() -> dict[int, tuple[str, int]]:
     return ticks
 
 
-def _proc_clock(spark, sql: str, statements: int, out: Path) -> None:
-    """Runs ``statements``; writes ms of CPU per statement by Python thread, and ZooKeeper
-    requests and watch events per statement, as ``group count`` lines."""
+#: ZooKeeper requests sent and watch events read, by kind, while :func:`_counting` is on.
+SENT: collections.Counter[str] = collections.Counter()
+
+
+def _count_requests() -> None:
+    """Count what kazoo's connection thread sends and reads from now on: installed before the
+    session starts, below the wrappers sparklock puts on the connection's instance."""
     from kazoo.protocol import connection
 
-    sent: collections.Counter[str] = collections.Counter()
-    submit, event = (
-        connection.ConnectionHandler._submit,
-        connection.ConnectionHandler._read_watch_event,
-    )
+    submit = connection.ConnectionHandler._submit
+    event = connection.ConnectionHandler._read_watch_event
 
     def counting_submit(self, request, timeout, xid=None):
-        sent[f"request {type(request).__name__}"] += 1
+        SENT[f"request {type(request).__name__}"] += 1
         return submit(self, request, timeout, xid)
 
     def counting_event(self, buffer, offset):
-        sent["watch event"] += 1
+        SENT["watch event"] += 1
         return event(self, buffer, offset)
 
     connection.ConnectionHandler._submit = counting_submit
     connection.ConnectionHandler._read_watch_event = counting_event
-    try:
-        before = _thread_ticks()
-        for _ in range(statements):
-            spark.sql(sql).collect()
-        after = _thread_ticks()
-    finally:
-        connection.ConnectionHandler._submit = submit
-        connection.ConnectionHandler._read_watch_event = event
+
+
+def _proc_clock(spark, sql: str, statements: int, out: Path) -> None:
+    """Runs ``statements``; writes ms of CPU per statement by Python thread, and ZooKeeper
+    requests and watch events per statement, as ``group count`` lines."""
+    before = _thread_ticks()
+    SENT.clear()
+    for _ in range(statements):
+        spark.sql(sql).collect()
+    sent = dict(SENT)
+    after = _thread_ticks()
     ms_per_tick = 1000.0 / os.sysconf("SC_CLK_TCK")
     by_group: collections.Counter[str] = collections.Counter()
     for tid, (name, used) in after.items():
