@@ -32,6 +32,8 @@ S, X = LockMode.SHARED, LockMode.EXCLUSIVE
 T = LockObject.of_table("default", "t")
 U = LockObject.of_table("default", "u")
 P1 = LockObject.of_partition("default", "t", {"p": "1"})
+#: Partitions of one write: lock nodes in several create multis (``MULTI_BYTES`` each).
+WIDE_WRITE = 3000
 FAIL_FAST = LockSettings(num_retries=1, retry_interval=0.05, wait_policy=WaitPolicy.RETRY)
 
 
@@ -126,6 +128,35 @@ def test_a_guard_gone_or_replaced_before_its_watch_is_reported(manager, other, n
     gone.release()
     assert table_locks(other, ns) == [t]
     other.delete(t)
+
+
+def test_a_wide_writer_is_watched_by_a_request_per_create_multi(server, manager, other, ns):
+    """3,000 partitions written (several create multis): one ``setWatches`` per multi (the
+    zxid its nodes were created at), no read per node; the release reads nothing back."""
+    removals = manager._removals
+    sent: list[int] = []
+    one_by_one: list[str] = []
+    many, ask = removals._ask_many, removals._ask
+
+    def counting_many(held, zxid, paths, data):
+        sent.append(len(paths))
+        return many(held, zxid, paths, data)
+
+    def counting_one(held, path, data):
+        one_by_one.append(path)
+        return ask(held, path, data)
+
+    removals._ask_many, removals._ask = counting_many, counting_one
+    parts = [LockObject.of_partition("default", "t", {"p": f"{i:05d}"}) for i in range(WIDE_WRITE)]
+    held = take(manager, *[(p, X) for p in parts])
+    ids = [i.lock_id for i in held.locks]
+    assert wait_for(lambda: watched(manager, held, ids), timeout=30)
+    assert one_by_one == []
+    # every guard, by a request per create multi (each about a hundred nodes with their data)
+    assert sum(sent) == len(ids) and 2 <= len(sent) <= len(ids) // 50
+    _, release = counted(server.port, held.release)
+    assert release <= len(sent) + 3  # the deletes' multis (smaller than the creates'): no read
+    assert other.get_children("/" + ns) == []
 
 
 def test_what_only_a_statement_reads_is_read_back(server, manager, other, ns):

@@ -18,6 +18,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import AuthFailedError, KazooException, NoAuthError
 
 from ....errors import LockManagerUnavailableError
+from .clock import clock_of
 from .polling import handler
 from .security import (
     ACL_KEY,
@@ -123,6 +124,7 @@ def new_client(
         handler=handler(),  # kazoo's, with a cheaper select (see .polling)
         **security.kazoo_options(),
     )
+    clock_of(client)  # from its first write: counted, and each multi's zxid kept (see .clock)
     return client, watch
 
 

@@ -32,7 +32,6 @@ from kazoo.protocol.states import KazooState
 from .... import telemetry
 from ....errors import LockManagerUnavailableError
 from . import secure_connect
-from .clock import clock_of
 from .lease import LeaseClock
 from .owners import OwnerRegistry
 from .security import PLAIN, ZooKeeperSecurity
@@ -113,7 +112,6 @@ class SharedZooKeeperClient:
             )
             client.add_listener(functools.partial(self._on_state, client))
             self.lease.attach(client)
-            clock_of(client)  # from the first write: counted, and its zxid kept
             with self._state_lock:
                 self._current = client
             self._stopping = False
