@@ -116,8 +116,10 @@ def sigint_during(spark, sql: str, after: float, when: str = "job") -> dict:
         return {"interrupted": True, "via": "KeyboardInterrupt", "elapsed": elapsed}
     except Exception as e:  # noqa: BLE001
         # A SIGINT that lands while py4j reads the JVM's answer breaks that read: pyspark then
-        # raises Py4JNetworkError instead of KeyboardInterrupt (a race inside pyspark/py4j).
-        by_signal = sent.is_set() and type(e).__name__ == "Py4JNetworkError"
+        # raises Py4JNetworkError instead of KeyboardInterrupt, or Py4JError from the
+        # ``setCallSite`` of collect's cleanup on the broken connection (races inside
+        # pyspark/py4j).
+        by_signal = sent.is_set() and type(e).__name__ in ("Py4JNetworkError", "Py4JError")
         return {
             "interrupted": by_signal,
             "via": type(e).__name__,
