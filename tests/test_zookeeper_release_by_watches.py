@@ -4,8 +4,8 @@ at) instead of reading those nodes back, against a real ZooKeeper server.
 
 The watches must say exactly what the read would: a node someone removed is not deleted again
 (a re-created object node restarts the names, so the path may be another holder's lock now), a
-node someone wrote into is read back, and whatever no watch vouches for (a read-only lock of the
-same statement) is read. The request counts show what the watches save.
+node someone wrote into is read back, and whatever no watch vouches for (a reader's locks) is
+read. The request counts show what the watches save.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sparklock.config import LockSettings
 from sparklock.locks.model import LockMode, LockRequest, WaitPolicy
 from sparklock.locks.objects import LockObject
 from sparklock.managers.zookeeper import ZooKeeperLockManager
-from sparklock.managers.zookeeper.removals import WATCHED
+from sparklock.managers.zookeeper.removals import REMOVED, WATCHED
 from tests.support.locks import wait_for
 from tests.support.zk_managers import request_counting_fixtures
 from tests.support.zk_requests import counted
@@ -159,16 +159,23 @@ def test_a_wide_writer_is_watched_by_a_request_per_create_multi(server, manager,
     assert other.get_children("/" + ns) == []
 
 
-def test_what_only_a_statement_reads_is_read_back(server, manager, other, ns):
-    """INSERT INTO t SELECT FROM u: u's lock is no write guard, so not watched; the release
-    reads it (one request) and deletes everything (one more)."""
-    held = take(manager, (T, X), (U, S))
-    guards = [i.lock_id for i in held.locks if i.obj != U]
-    assert wait_for(lambda: watched(manager, held, guards))
-    assert not any(watched(manager, held, [i.lock_id]) for i in held.locks if i.obj == U)
+def test_what_a_writer_only_reads_rides_on_its_guards_watches(server, manager, other, ns):
+    """INSERT INTO t SELECT FROM u: u's lock is no write guard, but the create multi that made
+    the guards made it too: the same ``setWatches`` watches it (grant and watches still 2
+    requests), so the release reads nothing back and deletes everything in one request."""
+    take(manager, (T, X), (U, S)).release()  # learns the tree
+
+    def granted_and_watched():
+        held = take(manager, (T, X), (U, S))
+        assert wait_for(lambda: watched(manager, held, [i.lock_id for i in held.locks]))
+        return held
+
+    held, requests = counted(server.port, granted_and_watched)
+    assert requests == 2
     _, release = counted(server.port, held.release)
-    assert release == 2
+    assert release == 1
     assert other.get_children("/" + ns) == []
+    assert manager._removals._riders == {}  # nothing kept of a released set
 
 
 @pytest.fixture
@@ -203,6 +210,27 @@ def test_a_watched_writer_spares_the_next_holder_of_its_name(
     after.release()
     assert table_locks(other, ns) == []
     assert removed == ([] if unlocker == "this process" else [("qa", [mine])])
+
+
+def test_a_read_only_lock_removed_is_not_reported_and_its_name_is_spared(
+    manager, driver_b, other, ns, removed
+):
+    """An UNLOCK of what a writer only reads leaves it running, as under Hive: nothing is
+    reported. Its watch still tells the release the node is gone, so a lock of the same name
+    taken since (the object node re-created) is left to its holder."""
+    running = take(manager, (T, X), (U, S), query_id="qa")
+    (mine,) = [i.lock_id for i in running.locks if i.obj == U]
+    assert wait_for(lambda: watched(manager, running, [i.lock_id for i in running.locks]))
+    other.delete(mine)
+    other.delete(f"/{ns}/default/u")
+    assert wait_for(lambda: manager._removals._state(running, mine) == REMOVED)
+    after = take(driver_b, (U, S), owner="c", query_id="qc")
+    (theirs,) = [i.lock_id for i in after.locks if i.obj == U]
+    assert theirs == mine  # the same name, another holder's lock
+    running.release()
+    assert sorted(other.get_children(f"/{ns}/default/u")) == [theirs.rsplit("/", 1)[1]]
+    assert removed == []
+    after.release()
 
 
 def test_a_node_someone_wrote_into_is_no_longer_ours(manager, other, ns, removed):

@@ -19,9 +19,11 @@ the release which nodes are still the statement's own (an UNLOCK may have remove
 re-created object node restarted the names): a node watched from its creation, whose watch has
 reported nothing since, is, up to the events still on the wire, exactly what a read before the
 delete would find (it leaves the same round trip open). So the release reads only the nodes no
-watch answers for: a writer whose locks all guard its writes reads nothing back. What a
-statement only reads is not watched: each watch costs an event at the release, on a 2-core
-machine more than the one read at the release (which coalesces) saves.
+watch answers for. A writer's nodes on what it only reads, made by the same create multi as a
+guard, ride on that guard's ``setWatches`` (no request of their own; their removal is not
+reported), so a writer reads nothing back. A statement that writes nothing is not watched: it
+sends no ``setWatches`` to ride on, and each watch costs an event at the release, more than the
+one read at the release (which coalesces) saves.
 
 A watch that fires for anything but a deletion (data written into the node, or a dropped
 connection, after which kazoo forgets every watch) is set again, once reconnected, with a fresh
@@ -104,6 +106,7 @@ class RemovalWatch:
         self._own: dict[str, float] = {}  # path -> when this process's UNLOCK removed it
         self._nodes: dict[str, tuple[HeldLocks, str]] = {}  # path -> (its set, ASKED/...)
         self._watchers: dict[str, Callable[[WatchedEvent], None]] = {}  # path -> its watcher
+        self._riders: dict[str, HeldLocks] = {}  # path -> its set: watched, not a write guard
         self._queue: queue.SimpleQueue[Batch] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
 
@@ -124,15 +127,25 @@ class RemovalWatch:
     def watch(self, held: HeldLocks, created_at: Mapping[str, int]) -> None:
         """Watch ``held``'s write guards (no-op without listeners: nobody would be told);
         ``created_at``: the zxid each node was created at, where known (those are watched by one
-        request, the others read each)."""
+        request, the others read each). Its other nodes created by the same multi as a guard
+        ride on that request: no request of their own, and the release need not read them
+        back; their removal is not reported."""
         if not self._listeners:
             return
         paths = write_guards(held)
         if not paths:
             return
+        zxids = {created_at[p] for p in paths if created_at.get(p)}
+        guards = set(paths)
+        riders = [
+            i.lock_id
+            for i in held.locks
+            if i.lock_id not in guards and created_at.get(i.lock_id) in zxids
+        ]
         with self._guard:
-            self._nodes.update(dict.fromkeys(paths, (held, ASKED)))
-        self._queue.put((held, paths, created_at))
+            self._nodes.update(dict.fromkeys(paths + riders, (held, ASKED)))
+            self._riders.update(dict.fromkeys(riders, held))
+        self._queue.put((held, paths + riders, created_at))
         with self._guard:
             if self._worker is None:
                 self._worker = threading.Thread(
@@ -214,6 +227,8 @@ class RemovalWatch:
         with self._guard:
             watchers = []
             for info in held.locks:
+                if self._riders.get(info.lock_id) is held:
+                    del self._riders[info.lock_id]
                 if self._state(held, info.lock_id) is not None:
                     del self._nodes[info.lock_id]
                     watchers.append((info.lock_id, self._watchers.pop(info.lock_id, None)))
@@ -343,6 +358,8 @@ class RemovalWatch:
         if held.released or held.lost or not self._live.contains(held):
             return  # released by this manager, or gone with its session (handled there)
         with self._guard:
+            if self._riders.get(path) is held:
+                return  # only read: the statement goes on, as under Hive
             if self._own.pop(path, None) is not None:
                 return
             listeners = list(self._listeners)
