@@ -45,7 +45,7 @@ from functools import partial
 
 from kazoo.exceptions import ConnectionLoss, NoNodeError, SessionExpiredError
 from kazoo.interfaces import IAsyncResult
-from kazoo.protocol.states import Callback, EventType, WatchedEvent
+from kazoo.protocol.states import EventType, WatchedEvent
 
 from ...locks.model import LockData, LockInfo, LockMode
 from ...locks.objects import LockObject
@@ -58,10 +58,6 @@ log = logging.getLogger("sparklock")
 
 #: How long a removal this process announced (:meth:`RemovalWatch.expect`) stays its own, s.
 OWN_REMOVAL_MEMORY = 60.0
-
-#: How long a release waits for kazoo to hand over the watch events it has read, s (then it
-#: reads its nodes back instead).
-SETTLE_WAIT = 0.5
 
 #: How long the thread that sets watches waits for work before it ends, s.
 WORKER_IDLE = 10.0
@@ -203,19 +199,28 @@ class RemovalWatch:
         since), and the locks no watch answers for (not watched, not answered yet, failed, or
         looked at again): those are read.
 
-        Events kazoo has read wait on its callback thread, in order: a marker queued behind
-        them says when they are all handled — a thread hand-off instead of a round trip."""
+        A watch vouches only while its watcher is still in kazoo's table: kazoo takes it out on
+        its connection thread when it reads the node's event (or forgets every watch when the
+        connection drops), before handing the event on. A node whose event is read but not yet
+        handled is read back, as one whose event is still on the wire would be by a read before
+        the delete; no thread hand-off waits for kazoo's callback thread."""
         with self._guard:
             tracked = any(self._state(held, i.lock_id) is not None for i in held.locks)
-        if not tracked or not self._settled():
+        try:
+            client = self._transport.client() if tracked else None
+        except Exception:  # noqa: BLE001 - no client now: the release reads instead
+            client = None
+        if client is None:
             return [], list(held.locks)
+        table, chroot = client._data_watchers, client.chroot or ""
         known: list[str] = []
         unknown: list[LockInfo] = []
         with self._guard:
             for info in held.locks:
-                state = self._state(held, info.lock_id)
-                if state == WATCHED:
-                    known.append(info.lock_id)
+                path = info.lock_id
+                state = self._state(held, path)
+                if state == WATCHED and self._watchers.get(path) in table.get(chroot + path, ()):
+                    known.append(path)
                 elif state != REMOVED:
                     unknown.append(info)
         return known, unknown
@@ -250,15 +255,6 @@ class RemovalWatch:
         """Under the guard: where ``held``'s node at ``path`` stands (None: not watched)."""
         entry = self._nodes.get(path)
         return entry[1] if entry is not None and entry[0] is held else None
-
-    def _settled(self) -> bool:
-        done = threading.Event()
-        try:
-            client = self._transport.client()
-            client.handler.dispatch_callback(Callback("watch", done.set, ()))
-        except Exception:  # noqa: BLE001 - no client now: the release reads instead
-            return False
-        return done.wait(SETTLE_WAIT)
 
     def _mark(self, held: HeldLocks, path: str, state: str) -> bool:
         with self._guard:
