@@ -16,22 +16,23 @@ nodes were created at, which the create's answer gave: each node is watched unle
 removed unless it still carries the statement's data). A node whose creation zxid is not known
 (its create's outcome was found by reading) is read with a watch instead. The same watches tell
 the release which nodes are still the statement's own (an UNLOCK may have removed one, and a
-re-created object node restarted the names): a node watched from its creation, whose watch has
-reported nothing since, is, up to the events still on the wire, exactly what a read before the
-delete would find (it leaves the same round trip open). So the release reads only the nodes no
-watch answers for. A writer's nodes on what it only reads, made by the same create multi as a
-guard, ride on that guard's ``setWatches`` (no request of their own; their removal is not
-reported), so a writer reads nothing back. A statement that writes nothing is not watched: it
-sends no ``setWatches`` to ride on, and each watch costs an event at the release, more than the
-one read at the release (which coalesces) saves.
+re-created object node restarted the names): a node watched from its creation, whose watcher
+kazoo has not taken out of its table since (it does on reading the node's event), is, up to the
+events still on the wire, exactly what a read before the delete would find (it leaves the same
+round trip open). So the release reads only the nodes no watch answers for. A writer's nodes
+on what it only reads, made by the same create multi as a guard, ride on that guard's
+``setWatches`` (no request of their own; their removal is not reported), so a writer reads
+nothing back. A statement that writes nothing is not watched: it sends no ``setWatches`` to
+ride on, and each watch costs an event at the release, more than the one read at the release
+(which coalesces) saves.
 
 A watch that fires for anything but a deletion (data written into the node, or a dropped
 connection, after which kazoo forgets every watch) is set again, once reconnected, with a fresh
 read. The watches are set by a worker thread, so that the grant's answer reaches the JVM first.
 That thread takes the answers itself, and a released set's watchers leave kazoo's table before
-its nodes are deleted: neither the answers nor the events of its own deletes are handed over
-to kazoo's callback threads (a thread hand-off each, on a 2-core machine a cost the statement
-shares).
+its nodes are deleted: neither the answers, nor the events of its own deletes, nor the release's
+question to its watches is handed over to kazoo's callback threads (a thread hand-off each, on
+a 2-core machine a cost the statement shares).
 """
 
 from __future__ import annotations
