@@ -20,6 +20,7 @@ skip with it.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import os
 import subprocess
@@ -96,6 +97,7 @@ def with_delta(builder: Any) -> Any:
     builder.config("spark.sql.extensions", ",".join(extensions))
     builder.config(CATALOG_KEY, CATALOG)
     builder.config(IVY_KEY, str(ivy_dir()))
+    jars()  # downloaded once, under a lock: the JVM then resolves from a complete cache
     return configure_spark_with_delta_pip(builder)
 
 
@@ -110,20 +112,25 @@ b.getOrCreate().stop()
 
 def jars() -> list[Path]:
     """The Delta jar files in the cache, resolved by Spark's own resolver (in a process of its
-    own: this one may run a JVM already) on the first call of the first run."""
+    own: this one may run a JVM already) on the first call of the first run. Ivy's cache is not
+    safe for two resolvers writing it at once (test processes side by side, each starting its
+    first Delta session on a fresh machine): a lock file makes the others wait."""
     done = cache_dir() / "resolved"
     if not done.exists():
         ivy_dir().mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            [sys.executable, "-c", _RESOLVE.format(ivy=str(ivy_dir()))],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=dict(os.environ, PYSPARK_SUBMIT_ARGS="pyspark-shell"),
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"resolving {artifact()} failed:\n{proc.stderr[-3000:]}")
-        done.write_text(artifact() + "\n")
+        with open(cache_dir() / ".resolve.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                proc = subprocess.run(
+                    [sys.executable, "-c", _RESOLVE.format(ivy=str(ivy_dir()))],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    env=dict(os.environ, PYSPARK_SUBMIT_ARGS="pyspark-shell"),
+                )
+                if proc.returncode != 0:
+                    raise RuntimeError(f"resolving {artifact()} failed:\n{proc.stderr[-3000:]}")
+                done.write_text(artifact() + "\n")
     found = sorted((ivy_dir() / "jars").glob("*.jar"))
     if not any("delta-spark" in j.name for j in found):
         raise RuntimeError(f"no delta-spark jar in {ivy_dir() / 'jars'}: remove {done}")
