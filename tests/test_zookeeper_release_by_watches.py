@@ -176,7 +176,7 @@ def test_what_a_writer_only_reads_rides_on_its_guards_watches(server, manager, o
     _, release = counted(server.port, held.release)
     assert release == 1
     assert other.get_children("/" + ns) == []
-    assert manager._removals._riders == {}  # nothing kept of a released set
+    assert manager._removals._nodes == {}  # nothing kept of a released set
 
 
 @pytest.fixture

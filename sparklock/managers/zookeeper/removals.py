@@ -103,7 +103,6 @@ class RemovalWatch:
         self._own: dict[str, float] = {}  # path -> when this process's UNLOCK removed it
         self._nodes: dict[str, tuple[HeldLocks, str]] = {}  # path -> (its set, ASKED/...)
         self._watchers: dict[str, Callable[[WatchedEvent], None]] = {}  # path -> its watcher
-        self._riders: dict[str, HeldLocks] = {}  # path -> its set: watched, not a write guard
         self._queue: queue.SimpleQueue[Batch] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
 
@@ -134,15 +133,14 @@ class RemovalWatch:
             return
         zxids = {created_at[p] for p in paths if created_at.get(p)}
         guards = set(paths)
-        riders = [
+        paths += [
             i.lock_id
             for i in held.locks
             if i.lock_id not in guards and created_at.get(i.lock_id) in zxids
         ]
         with self._guard:
-            self._nodes.update(dict.fromkeys(paths + riders, (held, ASKED)))
-            self._riders.update(dict.fromkeys(riders, held))
-        self._queue.put((held, paths + riders, created_at))
+            self._nodes.update(dict.fromkeys(paths, (held, ASKED)))
+        self._queue.put((held, paths, created_at))
         with self._guard:
             if self._worker is None:
                 self._worker = threading.Thread(
@@ -207,13 +205,10 @@ class RemovalWatch:
         the delete; no thread hand-off waits for kazoo's callback thread."""
         with self._guard:
             tracked = any(self._state(held, i.lock_id) is not None for i in held.locks)
-        try:
-            client = self._transport.client() if tracked else None
-        except Exception:  # noqa: BLE001 - no client now: the release reads instead
-            client = None
-        if client is None:
+        found = self._kazoo_watchers() if tracked else None
+        if found is None:  # no client now: the release reads instead
             return [], list(held.locks)
-        table, chroot = client._data_watchers, client.chroot or ""
+        table, chroot = found
         known: list[str] = []
         unknown: list[LockInfo] = []
         with self._guard:
@@ -233,8 +228,6 @@ class RemovalWatch:
         with self._guard:
             watchers = []
             for info in held.locks:
-                if self._riders.get(info.lock_id) is held:
-                    del self._riders[info.lock_id]
                 if self._state(held, info.lock_id) is not None:
                     del self._nodes[info.lock_id]
                     watchers.append((info.lock_id, self._watchers.pop(info.lock_id, None)))
@@ -242,15 +235,23 @@ class RemovalWatch:
             self._drop_watchers(watchers)
 
     def _drop_watchers(self, watchers: list[tuple[str, Callable | None]]) -> None:
-        try:
-            client = self._transport.client()
-        except Exception:  # noqa: BLE001 - no client: its watchers went with it
+        found = self._kazoo_watchers()
+        if found is None:  # no client: its watchers went with it
             return
-        table, chroot = client._data_watchers, client.chroot or ""
+        table, chroot = found
         for path, watcher in watchers:
             registered = table.get(chroot + path) if watcher is not None else None
             if registered is not None:
                 registered.discard(watcher)
+
+    def _kazoo_watchers(self) -> tuple[dict, str] | None:
+        """kazoo's table of data watchers (keyed by chrooted path) and the chroot; None without
+        a client."""
+        try:
+            client = self._transport.client()
+        except Exception:  # noqa: BLE001 - no client now
+            return None
+        return client._data_watchers, client.chroot or ""
 
     def _state(self, held: HeldLocks, path: str) -> str | None:
         """Under the guard: where ``held``'s node at ``path`` stands (None: not watched)."""
@@ -354,9 +355,9 @@ class RemovalWatch:
     def _removed(self, held: HeldLocks, path: str) -> None:
         if held.released or held.lost or not self._live.contains(held):
             return  # released by this manager, or gone with its session (handled there)
+        if path not in write_guards(held):
+            return  # only read (a rider): the statement goes on, as under Hive
         with self._guard:
-            if self._riders.get(path) is held:
-                return  # only read: the statement goes on, as under Hive
             if self._own.pop(path, None) is not None:
                 return
             listeners = list(self._listeners)
