@@ -199,6 +199,23 @@ def test_unanswered_heartbeats_fence_before_the_metastore_expires(hive_metastore
     )
 
 
+def test_a_lock_after_the_link_reset_an_idle_connection_is_granted(hive_metastore):
+    """The link resets the driver's idle pooled connections (a network reset, a metastore
+    restart, a load balancer's idle timeout). A lock request is never retried (a lost answer
+    may have queued it), so it must go on a fresh connection, not into a closed one."""
+    host, port = hive_metastore.uri.removeprefix("thrift://").split(":")
+    with TcpProxy(host, int(port)) as proxy:
+        m = _manager(proxy.uri)
+        try:
+            obj = LockObject.of_table("default", "pooled")
+            take(m, obj, X, "spark", "before").release()
+            proxy.cut()
+            proxy.reopen()
+            take(m, obj, X, "spark", "after").release()
+        finally:
+            m.close()
+
+
 def watcher_list(uri: str):
     m = _manager(uri)
     try:

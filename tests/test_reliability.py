@@ -585,15 +585,17 @@ def test_release_retry_gives_up_when_zookeeper_is_gone_for_good(zk_namespace, ca
 
 
 def test_no_presumed_expiry_when_zookeeper_is_back_in_time(zk_namespace):
-    """A short outage (kill, restart on the same data) within the 8 s session timeout: the
-    session survives, nothing is written off even after 8 s since the disconnect, the release
+    """A short outage (kill, restart on the same data) within the session timeout: the session
+    survives, nothing is written off even past the timeout since the disconnect, the release
     that failed during the outage is retried and done, and the other lock set is still held
-    and released normally."""
+    and released normally. The timeout (20 s) leaves room for a server JVM that restarts slowly
+    on a loaded machine."""
+    timeout = 20.0
     svc = LockService()
     fenced: list[tuple[str, str]] = []
     svc.add_fencer(lambda handle, reason: fenced.append((handle, reason)))
     with ZooKeeperServer() as server:
-        conf = retry_conf(server.address, zk_namespace, "8s")
+        conf = retry_conf(server.address, zk_namespace, f"{timeout:.0f}s")
         kept = svc.acquire(insert_facts(conf, "k"))
         failing = svc.acquire(insert_facts(conf, "f"))
         held = svc.held(kept)
@@ -608,11 +610,12 @@ def test_no_presumed_expiry_when_zookeeper_is_back_in_time(zk_namespace):
             server.start()  # same port and data: the session (and its ephemeral nodes) survive
             assert wait_for(lambda: manager.shared_client.connected, 10)
             outage = time.monotonic() - died
-            assert outage < 8.0, "the outage outlasted the session timeout"
-            print(f"\nreconnected {outage:.2f} s after the server died (session timeout 8 s)")
+            assert outage < timeout, "the outage outlasted the session timeout"
+            print(f"\nreconnected {outage:.2f} s after the server died (timeout {timeout:.0f} s)")
             # Past the session timeout since the disconnect: a simulation that was not called
             # off by the reconnection would have fired by then.
-            assert not wait_for(lambda: fenced or held.lost, died + 9.0 - time.monotonic())
+            past = died + timeout + 1.0 - time.monotonic()
+            assert not wait_for(lambda: fenced or held.lost, past)
             assert manager.session_id == session
             assert wait_for(lambda: svc.unreleased() == [], 10), svc.unreleased()
             assert wait_for(lambda: not retriers(), 5), retriers()

@@ -12,7 +12,8 @@ class TcpProxy:
 
     :meth:`silence` is the quieter partition: connections stay open (and new ones are accepted)
     but every byte is dropped both ways, as a lost route or a firewall dropping packets does, so
-    a client learns only from its own read timeout; :meth:`heal` forwards again."""
+    a client learns only from its own read timeout; :meth:`heal` resets the connections that
+    lived through it and forwards again."""
 
     def __init__(self, host: str, port: int, *, source: str | None = None) -> None:
         self.target = (host, port)
@@ -68,14 +69,28 @@ class TcpProxy:
         self._silent.set()
 
     def heal(self) -> None:
-        """Forward again after :meth:`silence` (what was dropped meanwhile stays lost)."""
-        self._silent.clear()
+        """Forward again after :meth:`silence`. The connections that lived through it are reset
+        first: a stream that lost bytes must not resume with a gap (TCP never delivers one; a
+        reply would reach its client out of turn), so they end as a route lost for too long
+        ends theirs, and the clients reconnect."""
+        with self._guard:
+            sockets, self._sockets = self._sockets, []
+            for s in sockets:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._silent.clear()
 
     def cut(self) -> None:
         """Close every forwarded connection and stop accepting new ones."""
         with self._guard:
             self._cut = True
             sockets, self._sockets = self._sockets, []
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (close alone does not)
+        except OSError:
+            pass
         self.listener.close()
         for s in sockets:
             try:

@@ -6,12 +6,15 @@ Spark JVM, and the client in pyspark's jars is Hive 2.3's, which knows no Hive 4
 (:mod:`.wire`), works against Hive 3 and 4 metastores alike, and needs only ``thrift``.
 
 Connections are pooled (one per concurrent caller, reused): a driver's statements, its heartbeat
-thread and its SHOW LOCKS never wait for each other's round trips. The URIs are tried in order,
-as Hive's client does with ``hive.metastore.uris``.
+thread and its SHOW LOCKS never wait for each other's round trips. An idle connection the peer
+closed meanwhile (a metastore restart, a network reset, a load balancer's idle timeout) is
+dropped before reuse, so a ``lock`` request, which is never retried, is not sent into it. The URIs
+are tried in order, as Hive's client does with ``hive.metastore.uris``.
 """
 
 from __future__ import annotations
 
+import select
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -42,6 +45,7 @@ class _Connection:
     def __init__(self, host: str, port: int, timeout: float) -> None:
         sock = TSocket.TSocket(host, port)
         sock.setTimeout(int(timeout * 1000))
+        self.socket = sock
         self.transport = TTransport.TBufferedTransport(sock)
         self.transport.open()
         self.protocol = TBinaryProtocol.TBinaryProtocolAccelerated(self.transport)
@@ -52,6 +56,18 @@ class _Connection:
         self.seqid += 1
         call.write(self.protocol, self.seqid, **kwargs)
         return call.read(self.protocol)
+
+    def dropped(self) -> bool:
+        """Whether this idle connection is unusable: no answer is due on it, so a readable socket
+        means the peer closed or reset it (or sent what no call asked for)."""
+        handle = self.socket.handle
+        if handle is None:
+            return True
+        try:
+            readable, _, _ = select.select([handle], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
 
     def close(self) -> None:
         try:
@@ -81,11 +97,19 @@ class MetastoreClient:
         raise MetastoreUnavailable("no metastore answered: " + "; ".join(errors))
 
     def _take(self) -> _Connection:
-        with self._lock:
-            if self._closed:
-                raise MetastoreUnavailable("metastore client closed")
-            if self._idle:
-                return self._idle.pop()
+        stale = []
+        try:
+            with self._lock:
+                if self._closed:
+                    raise MetastoreUnavailable("metastore client closed")
+                while self._idle:
+                    conn = self._idle.pop()
+                    if not conn.dropped():
+                        return conn
+                    stale.append(conn)
+        finally:
+            for conn in stale:
+                conn.close()
         return self._open()
 
     def _give(self, conn: _Connection) -> None:
