@@ -525,6 +525,8 @@ def test_session_expiry_marks_held_locks_lost(make, zk, zk_server, zk_namespace)
     thief.stop()
     thief.close()
     assert wait_for(lambda: held.lost, 10)
+    # the callbacks run on the thread that marked the set lost, just after it did
+    assert wait_for(lambda: seen, 5)
     assert seen == ["ZooKeeper session expired"]
     with pytest.raises(Exception, match="LOCKS_LOST"):
         held.check()
