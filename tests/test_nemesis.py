@@ -132,11 +132,14 @@ def test_python_paused_with_separate_executor_jvms(zk_server, tmp_path):
 
 @pytest.mark.delta
 @delta.needs_delta
+@pytest.mark.nemesis
 @pytest.mark.spark
 @pytest.mark.zookeeper
 def test_python_paused_while_overwriting_a_delta_table(zk_server, tmp_path):
     """The reproduction on a Delta table: A's tasks write their files where no reader looks, so
-    what counts is the log: its newest version must be B's batch alone."""
+    what counts is the log: its newest version must be B's batch alone. A fault like the others
+    (the Delta line's run, ``-m delta``, takes it): the log store's check is one jar for every
+    Spark line, and tests/test_delta_lease.py proves it on each Delta release."""
     run(
         "python-paused-delta",
         zk_server,
