@@ -20,16 +20,14 @@ skip with it.
 
 from __future__ import annotations
 
-import fcntl
 import importlib.metadata
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyspark
 import pytest
+
+from tests.support import ivy
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -111,26 +109,9 @@ b.getOrCreate().stop()
 
 
 def jars() -> list[Path]:
-    """The Delta jar files in the cache, resolved by Spark's own resolver (in a process of its
-    own: this one may run a JVM already) on the first call of the first run. Ivy's cache is not
-    safe for two resolvers writing it at once (test processes side by side, each starting its
-    first Delta session on a fresh machine): a lock file makes the others wait."""
-    done = cache_dir() / "resolved"
-    if not done.exists():
-        ivy_dir().mkdir(parents=True, exist_ok=True)
-        with open(cache_dir() / ".resolve.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not done.exists():
-                proc = subprocess.run(
-                    [sys.executable, "-c", _RESOLVE.format(ivy=str(ivy_dir()))],
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                    env=dict(os.environ, PYSPARK_SUBMIT_ARGS="pyspark-shell"),
-                )
-                if proc.returncode != 0:
-                    raise RuntimeError(f"resolving {artifact()} failed:\n{proc.stderr[-3000:]}")
-                done.write_text(artifact() + "\n")
+    """The Delta jar files in the cache, resolved by Spark's own resolver on the first call of
+    the first run (:func:`tests.support.ivy.resolve_once`)."""
+    done = ivy.resolve_once(cache_dir(), _RESOLVE.format(ivy=str(ivy_dir())), artifact())
     found = sorted((ivy_dir() / "jars").glob("*.jar"))
     if not any("delta-spark" in j.name for j in found):
         raise RuntimeError(f"no delta-spark jar in {ivy_dir() / 'jars'}: remove {done}")

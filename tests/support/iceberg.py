@@ -15,10 +15,6 @@ the tests skip with it.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from sparklock.spark import iceberg
+from tests.support import ivy
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -65,32 +62,11 @@ configure_iceberg(b).getOrCreate().stop()
 
 
 def jars() -> list[Path]:
-    """The runtime jar in the cache, resolved by Spark's own resolver (in a process of its own:
-    this one may run a JVM already) on the first call of the first run of a machine. Ivy's cache
-    is not safe for two resolvers writing it at once (test processes side by side, each starting
-    its first Iceberg session on a fresh machine): a lock file makes the others wait, and a
-    marker written after a complete resolution says the cache is ready."""
+    """The runtime jar in the cache, resolved by Spark's own resolver on the first call of the
+    first run of a machine (:func:`tests.support.ivy.resolve_once`)."""
     assert RUNTIME is not None, MISSING
     name = f"iceberg-spark-runtime-{RUNTIME.spark_line}_{RUNTIME.scala}"
-    done = ivy_dir().parent / "resolved"
-    if not done.exists():
-        ivy_dir().mkdir(parents=True, exist_ok=True)
-        with open(ivy_dir().parent / ".resolve.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not done.exists():
-                proc = subprocess.run(
-                    [sys.executable, "-c", _RESOLVE],
-                    capture_output=True,
-                    text=True,
-                    check=False,
-                    env=dict(os.environ, PYSPARK_SUBMIT_ARGS="pyspark-shell"),
-                )
-                found = sorted((ivy_dir() / "jars").glob(f"*{name}*.jar"))
-                if proc.returncode != 0 or not found:
-                    raise RuntimeError(
-                        f"resolving {RUNTIME.coordinate} failed:\n{proc.stderr[-3000:]}"
-                    )
-                done.write_text(RUNTIME.coordinate + "\n")
+    done = ivy.resolve_once(ivy_dir().parent, _RESOLVE, RUNTIME.coordinate)
     found = sorted((ivy_dir() / "jars").glob(f"*{name}*.jar"))
     if not found:
         raise RuntimeError(f"no {name} jar in {ivy_dir() / 'jars'}: remove {done}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Iterable
 
 
 class TcpProxy:
@@ -58,11 +59,7 @@ class TcpProxy:
         except OSError:
             pass
         finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            _shut_down((src, dst))
 
     def silence(self) -> None:
         """Drop every byte from now on, both ways, closing nothing."""
@@ -74,12 +71,8 @@ class TcpProxy:
         reply would reach its client out of turn), so they end as a route lost for too long
         ends theirs, and the clients reconnect."""
         with self._guard:
-            sockets, self._sockets = self._sockets, []
-            for s in sockets:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            _drop(self._sockets)
+            self._sockets = []
             self._silent.clear()
 
     def cut(self) -> None:
@@ -87,17 +80,7 @@ class TcpProxy:
         with self._guard:
             self._cut = True
             sockets, self._sockets = self._sockets, []
-        try:
-            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (close alone does not)
-        except OSError:
-            pass
-        self.listener.close()
-        for s in sockets:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
+        _drop([self.listener, *sockets])  # shut down first: that wakes the accept, close does not
 
     def reopen(self) -> None:
         """Accept and forward again on the same port after :meth:`cut` (the link restored; the
@@ -114,3 +97,19 @@ class TcpProxy:
 
     def __exit__(self, *exc) -> None:
         self.cut()
+
+
+def _shut_down(sockets: Iterable[socket.socket]) -> None:
+    """End both directions of each socket (its pump's ``recv`` returns), keeping the fd."""
+    for s in sockets:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def _drop(sockets: list[socket.socket]) -> None:
+    """Shut each socket down, then close it."""
+    _shut_down(sockets)
+    for s in sockets:
+        s.close()
