@@ -83,6 +83,8 @@ def check(trials: list[nemesis.Trial]) -> None:
     for t in trials:
         print(t.line())
     bad = [(t.fault, v) for t in trials for v in t.violations()]
+    for fault, why in bad:
+        print(f"nemesis {fault}: violation: {why}")
     leads = [t.lead_ms for t in trials]
     print(
         f"nemesis {trials[0].fault}: {len(trials)} trial(s), {len(bad)} violation(s), leads {leads}"

@@ -287,15 +287,20 @@ def test_zookeeper_another_process_sees_the_waiter(zk_manager, zk_server, zk_nam
     assert (seen["name"], seen["query_id"], seen["agent"]) == ("default@t@p=1", "q-bob", "app-b")
     assert seen["blocked_by"] == "EXCLUSIVE default@t@p=1 query_id=q-alice"
     with inspecting(zk_server.address) as zk:
-        tree = znodes(zk, "/" + zk_namespace)
-        assert not [p for p in tree if "_sparklock-waiting" in p and HIVE_LOCK_PATH.match(p)]
-        markers = {p: stat for p, (_, stat) in tree.items() if "/_sparklock-waiting/" in p}
+
+        def markers() -> dict:
+            tree = znodes(zk, "/" + zk_namespace)
+            assert not [p for p in tree if "_sparklock-waiting" in p and HIVE_LOCK_PATH.match(p)]
+            return {p: stat for p, (_, stat) in tree.items() if "/_sparklock-waiting/" in p}
+
         if policy == "retry":
-            [(path, stat)] = markers.items()
+            # the row seen may have been the first attempt's node, gone before its marker came
+            assert wait_for(markers, 10), "no marker while the request waited"
+            [(path, stat)] = markers().items()
             assert stat.ephemeralOwner  # gone with the waiting driver's session
             assert path.startswith(f"/{zk_namespace}/_sparklock-waiting/WAIT-")
         else:
-            assert markers == {}  # a queued request is its lock node
+            assert markers() == {}  # a queued request is its lock node
     holder.release()
     got = waiter.result()
     assert not isinstance(got, Exception), got

@@ -25,13 +25,14 @@ import pytest
 from sparklock.shim import prebuilt
 from sparklock.shim.locate import spark_line
 from tests.support import wheel_env
+from tests.support.spark_versions import newest_line
 from tests.support.standalone import StandaloneCluster
 from tests.support.zookeeper import free_port
 
 pytestmark = pytest.mark.spark
 
 LINE = spark_line(pyspark.__version__)
-NEWEST = LINE == max(prebuilt.LINES, key=lambda v: tuple(map(int, v.split("."))))
+NEWEST = newest_line()
 SMOKE = Path(__file__).parent / "support" / "wheel_smoke.py"
 
 

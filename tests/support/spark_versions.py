@@ -19,3 +19,13 @@ def needs_spark(since: tuple[int, int], what: str) -> pytest.MarkDecorator:
         SPARK_LINE < since,
         reason=f"pyspark {SPARK_VERSION}: {what} needs Spark {since[0]}.{since[1]}+",
     )
+
+
+def newest_line() -> bool:
+    """Whether this is the newest Spark line the wheel carries a jar for: the line of CI's
+    whole-suite run, where what repeats per backend runs for each backend (an older line runs
+    the Spark-facing part once)."""
+    from sparklock.shim import prebuilt
+
+    newest = max(prebuilt.LINES, key=lambda v: tuple(map(int, v.split("."))))
+    return SPARK_LINE == tuple(int(x) for x in newest.split("."))
