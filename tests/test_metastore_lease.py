@@ -82,14 +82,8 @@ def writers(hive_metastore, a_link, tmp_path_factory):
 def check(trials: list[nemesis.Trial]) -> None:
     for t in trials:
         print(t.line())
-    bad = [(t.fault, v) for t in trials for v in t.violations()]
-    for fault, why in bad:
-        print(f"nemesis {fault}: violation: {why}")
+    assert not nemesis.report(trials[0].fault, trials)
     leads = [t.lead_ms for t in trials]
-    print(
-        f"nemesis {trials[0].fault}: {len(trials)} trial(s), {len(bad)} violation(s), leads {leads}"
-    )
-    assert not bad
     assert all(lead is not None and lead > 0 for lead in leads), leads
 
 

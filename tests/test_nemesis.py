@@ -29,10 +29,7 @@ def run(fault: str, zk_server, tmp_path, **kwargs) -> None:
         trial = nemesis.pause_trial(fault, zk_server.address, namespace, work, **kwargs)
         print(trial.line())
         results.append(trial)
-    bad = [(t.fault, v) for t in results for v in t.violations()]
-    leads = [t.lead_ms for t in results]
-    print(f"nemesis {fault}: {len(results)} trial(s), {len(bad)} violation(s), leads ms {leads}")
-    assert not bad
+    assert not nemesis.report(fault, results)
 
 
 @pytest.mark.spark

@@ -55,10 +55,7 @@ def test_follower_cut_from_its_leader(tmp_path):
         print(trial.line())
         print(f"  A: {str(trial.a)[:300]}\n  B: {str(trial.b)[:300]}")
         results.append(trial)
-    bad = [v for t in results for v in t.violations()]
-    leads = [t.lead_ms for t in results]
-    print(f"nemesis follower-cut: {len(results)} trial(s), {len(bad)} violation(s), leads {leads}")
-    assert not bad
+    assert not nemesis.report("follower-cut", results)
 
 
 def test_a_sync_renews_only_once_a_ping_round_lies_between_two_answers():

@@ -191,6 +191,16 @@ class Trial:
         return f"nemesis {self.fault}: fence lead {lead}, final {dict(self.final)}"
 
 
+def report(fault: str, trials: list[Trial]) -> list[str]:
+    """The violations of ``trials``, each printed whole (a CI log then says why), then a summary."""
+    bad = [f"{t.fault}: {v}" for t in trials for v in t.violations()]
+    for why in bad:
+        print(f"nemesis violation {why}")
+    leads = [t.lead_ms for t in trials]
+    print(f"nemesis {fault}: {len(trials)} trial(s), {len(bad)} violation(s), leads ms {leads}")
+    return bad
+
+
 def pause_trial(
     fault: str,
     zk_address: str,

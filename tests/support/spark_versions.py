@@ -26,6 +26,6 @@ def newest_line() -> bool:
     whole-suite run, where what repeats per backend runs for each backend (an older line runs
     the Spark-facing part once)."""
     from sparklock.shim import prebuilt
+    from sparklock.shim.locate import version_tuple
 
-    newest = max(prebuilt.LINES, key=lambda v: tuple(map(int, v.split("."))))
-    return SPARK_LINE == tuple(int(x) for x in newest.split("."))
+    return SPARK_LINE == version_tuple(max(prebuilt.LINES, key=version_tuple))
